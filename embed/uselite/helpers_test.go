@@ -1,0 +1,42 @@
+package uselite
+
+import (
+	"math"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stratakb/stratakb/internal/testenv"
+)
+
+var (
+	sharedOnce  sync.Once
+	sharedModel *Model
+	sharedErr   error
+)
+
+// testModel loads the model once per test binary (one session per process,
+// as in production). It skips locally, and fails under CI=true, when the
+// files from `make setup` are missing.
+func testModel(t testing.TB) *Model {
+	t.Helper()
+	cfg := DefaultConfig(testenv.VarDir(t))
+	testenv.Require(t, filepath.Join(cfg.ModelDir, "model.json"), "the USE-lite model (make setup)")
+	testenv.Require(t, filepath.Join(cfg.ModelDir, "vocab.json"), "the USE-lite vocabulary (make setup)")
+	testenv.Require(t, cfg.LibraryPath, "the ONNX Runtime library (make setup)")
+	sharedOnce.Do(func() { sharedModel, sharedErr = Load(cfg) })
+	if sharedErr != nil {
+		t.Fatalf("load model: %v", sharedErr)
+	}
+	return sharedModel
+}
+
+func cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	return dot / math.Sqrt(na*nb)
+}
