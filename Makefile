@@ -1,0 +1,48 @@
+# StrataKB: `make` lists the targets.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+DOCS ?= fixtures/handbook
+LAYER ?= $(notdir $(patsubst %/,%,$(DOCS)))
+QUERY ?= How many unused leave days can be carried over?
+GO ?= go
+
+.PHONY: help setup build run test bench lint fuzz db-start db-stop clean
+
+help: ## list the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+setup: ## install everything on a fresh Debian 12 machine (idempotent)
+	@bash scripts/setup.sh
+
+build: ## build bin/ingestd and bin/queryd
+	$(GO) build -o bin/ingestd ./ingestd
+	$(GO) build -o bin/queryd ./queryd
+
+run: setup db-start build ## set up, start the local database, ingest DOCS, run a search (DOCS=fixtures/handbook)
+	./bin/ingestd add "$(DOCS)" --layer "$(LAYER)" --wait
+	./bin/queryd search "$(QUERY)" --layers "$(LAYER)" --top-k 3
+	@echo
+	@echo "Search again with: ./bin/queryd search \"your question\" --layers $(LAYER)"
+
+test: ## run all tests against a throwaway PostgreSQL cluster
+	@bash scripts/test.sh
+
+bench: ## run the benchmarks (medians over repeated runs)
+	@bash scripts/test.sh -run '^$$' -bench . -benchtime 3x -count 3 ./...
+
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+
+fuzz: ## run each fuzz target for FUZZTIME (default 30s)
+	@bash scripts/fuzz.sh $${FUZZTIME:-30s}
+
+db-start: ## start the local PostgreSQL cluster (var/pg) and write var/db.env
+	@bash scripts/db.sh start
+
+db-stop: ## stop the local PostgreSQL cluster
+	@bash scripts/db.sh stop
+
+clean: ## remove built binaries
+	rm -rf bin

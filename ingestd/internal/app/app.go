@@ -1,0 +1,419 @@
+// Package app is ingestd's command line: it parses the verbs and flags and
+// runs them against the database and River.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/stratakb/stratakb/ingestd/internal/pipeline"
+	"github.com/stratakb/stratakb/jobs"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailed  = 1 // something failed: a file, the database
+	exitUsage   = 2 // the command line is wrong
+	pollEvery   = 200 * time.Millisecond
+	stopTimeout = 30 * time.Second
+)
+
+// usageError is a mistake on the command line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// errSomeFailed reports that the command ran but some files failed.
+var errSomeFailed = errors.New("some files failed")
+
+const usage = `ingestd: StrataKB's ingestion daemon
+
+Usage:
+  ingestd add DIR --layer NAME [flags] [--wait]   register a folder as a layer and ingest it
+  ingestd ingest [--layer NAME] [--wait]          re-ingest one layer or all of them
+  ingestd status [--layer NAME] [--failed]        per-layer and per-file state
+  ingestd serve                                   run the workers until stopped
+  ingestd migrate                                 apply database migrations
+
+Run 'ingestd VERB -h' for a verb's flags. Configuration comes from the
+environment: DATABASE_URL (default: var/db.env from 'make db-start'),
+INGEST_WORKERS, INGEST_MAX_FILE_MB, LOG_LEVEL.
+`
+
+// Main runs ingestd with args and returns the process exit code.
+func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	err := Run(ctx, args, getenv, stdout, stderr)
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "ingestd: %v\n", err)
+		return exitUsage
+	case errors.Is(err, errSomeFailed):
+		return exitFailed
+	default:
+		fmt.Fprintf(stderr, "ingestd: %v\n", err)
+		return exitFailed
+	}
+}
+
+// Run runs one verb.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		if len(args) == 0 {
+			return usagef("a verb is required")
+		}
+		return nil
+	}
+	verb, rest := args[0], args[1:]
+	switch verb {
+	case "add", "ingest", "status", "serve", "migrate":
+	default:
+		return usagef("unknown verb %q (try 'ingestd help')", verb)
+	}
+	cfg, err := LoadConfig(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
+	e := &env{cfg: cfg, logger: logger, stdout: stdout, stderr: stderr}
+	switch verb {
+	case "add":
+		return e.add(ctx, rest)
+	case "ingest":
+		return e.ingest(ctx, rest)
+	case "status":
+		return e.status(ctx, rest)
+	case "serve":
+		return e.serve(ctx, rest)
+	default:
+		return e.migrate(ctx, rest)
+	}
+}
+
+type env struct {
+	cfg    Config
+	logger *slog.Logger
+	stdout io.Writer
+	stderr io.Writer
+	pool   *pgxpool.Pool
+}
+
+// connect opens the pool and migrates the database, as every daemon does at
+// start-up.
+func (e *env) connect(ctx context.Context) error {
+	pool, err := pgxpool.New(ctx, e.cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return fmt.Errorf("database unreachable (is it started? 'make db-start'): %w", err)
+	}
+	if err := jobs.Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return err
+	}
+	e.pool = pool
+	return nil
+}
+
+func (e *env) close() {
+	if e.pool != nil {
+		e.pool.Close()
+	}
+}
+
+func (e *env) pipeline() jobs.Pipeline {
+	return pipeline.New(int64(e.cfg.MaxFileMB) << 20)
+}
+
+func (e *env) migrate(ctx context.Context, args []string) error {
+	fs := newFlagSet("migrate", e.stderr)
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("migrate takes no arguments")
+	}
+	if err := e.connect(ctx); err != nil {
+		return err
+	}
+	defer e.close()
+	fmt.Fprintln(e.stdout, "database is up to date")
+	return nil
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting.
+func newFlagSet(name string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("ingestd "+name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	return fs
+}
+
+// parseArgs parses flags that may come before or after positional arguments
+// (ingestd add DIR --layer NAME); positionals end up in fs.Args().
+func parseArgs(fs *flag.FlagSet, args []string) error {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return err
+			}
+			return usageError{err.Error()}
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	return fs.Parse(append([]string{"--"}, pos...))
+}
+
+// listFlag is a repeatable or comma-separated string flag.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+// preset is a named bundle of layer defaults.
+type preset struct {
+	answerMode string
+	chunkSize  int
+}
+
+var presets = map[string]preset{
+	"docs":      {answerMode: "grounded", chunkSize: 1000},
+	"contracts": {answerMode: "extractive", chunkSize: 1200},
+}
+
+func (e *env) add(ctx context.Context, args []string) error {
+	fs := newFlagSet("add", e.stderr)
+	name := fs.String("layer", "", "layer name (letters, digits, '_', '-', '.')")
+	desc := fs.String("description", "", "what the layer holds (used for routing)")
+	mode := fs.String("answer-mode", "", "grounded or extractive")
+	size := fs.Int("chunk-size", 0, "chunk size in characters (200-20000)")
+	presetName := fs.String("preset", "", "defaults bundle: docs or contracts")
+	wait := fs.Bool("wait", false, "wait for the ingest to finish and print a summary")
+	var include, exclude, archived, routing listFlag
+	fs.Var(&include, "include", "glob of files to ingest, relative to DIR (repeatable)")
+	fs.Var(&exclude, "exclude", "glob of files to leave out (repeatable)")
+	fs.Var(&archived, "archived", "glob of files that are archived (repeatable)")
+	fs.Var(&routing, "route", "routing pattern for questions (repeatable)")
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("add needs exactly one folder: ingestd add DIR --layer NAME")
+	}
+	if *name == "" {
+		return usagef("add: --layer NAME is required")
+	}
+	dir, err := filepath.Abs(fs.Arg(0))
+	if err != nil {
+		return usagef("add: folder %q: %v", fs.Arg(0), err)
+	}
+	if st, err := os.Stat(dir); err != nil {
+		return usagef("add: folder %s does not exist or cannot be read: %v", fs.Arg(0), errors.Unwrap(err))
+	} else if !st.IsDir() {
+		return usagef("add: %s is not a folder", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	if err := e.connect(ctx); err != nil {
+		return err
+	}
+	defer e.close()
+
+	layer := jobs.Layer{Name: *name, AnswerMode: "grounded", ChunkSize: presets["docs"].chunkSize}
+	if old, err := jobs.GetLayer(ctx, e.pool, *name); err == nil {
+		layer = old
+	} else if !errors.Is(err, jobs.ErrLayerNotFound) {
+		return err
+	}
+	layer.Root = dir
+	if set["preset"] {
+		p, ok := presets[*presetName]
+		if !ok {
+			return usagef("add: --preset must be one of docs, contracts")
+		}
+		layer.Preset, layer.AnswerMode, layer.ChunkSize = *presetName, p.answerMode, p.chunkSize
+	}
+	if set["description"] {
+		layer.Description = *desc
+	}
+	if set["answer-mode"] {
+		if *mode != "grounded" && *mode != "extractive" {
+			return usagef("add: --answer-mode must be grounded or extractive")
+		}
+		layer.AnswerMode = *mode
+	}
+	if set["chunk-size"] {
+		if *size < 200 || *size > 20000 {
+			return usagef("add: --chunk-size must be from 200 to 20000")
+		}
+		layer.ChunkSize = *size
+	}
+	if set["include"] {
+		layer.Include = include
+	}
+	if set["exclude"] {
+		layer.Exclude = exclude
+	}
+	if set["archived"] {
+		layer.Archived = archived
+	}
+	if set["route"] {
+		layer.RoutingPatterns = routing
+	}
+	layer, err = jobs.UpsertLayer(ctx, e.pool, layer)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "layer %s: %s\n", layer.Name, layer.Root)
+	return e.runIngest(ctx, []jobs.Layer{layer}, *wait)
+}
+
+func (e *env) ingest(ctx context.Context, args []string) error {
+	fs := newFlagSet("ingest", e.stderr)
+	name := fs.String("layer", "", "layer to re-ingest (default: all)")
+	wait := fs.Bool("wait", false, "wait for the ingest to finish and print a summary")
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("ingest takes no arguments besides flags")
+	}
+	if err := e.connect(ctx); err != nil {
+		return err
+	}
+	defer e.close()
+	var layers []jobs.Layer
+	if *name != "" {
+		l, err := jobs.GetLayer(ctx, e.pool, *name)
+		if errors.Is(err, jobs.ErrLayerNotFound) {
+			return usagef("ingest: no layer named %q ('ingestd status' lists them)", *name)
+		}
+		if err != nil {
+			return err
+		}
+		layers = []jobs.Layer{l}
+	} else {
+		var err error
+		if layers, err = jobs.ListLayers(ctx, e.pool); err != nil {
+			return err
+		}
+		if len(layers) == 0 {
+			fmt.Fprintln(e.stdout, "no layers yet: add one with 'ingestd add DIR --layer NAME'")
+			return nil
+		}
+	}
+	return e.runIngest(ctx, layers, *wait)
+}
+
+// runIngest starts one run per layer. With wait, it works the jobs in this
+// process (so no separate 'ingestd serve' is needed), shows progress, and
+// prints a summary per layer.
+func (e *env) runIngest(ctx context.Context, layers []jobs.Layer, wait bool) error {
+	workers := 0
+	if wait {
+		workers = e.cfg.Workers
+	}
+	client, err := jobs.NewClient(e.pool, jobs.ClientConfig{Workers: workers, Logger: quietLogger(e.logger), Pipeline: e.pipeline()})
+	if err != nil {
+		return err
+	}
+	runs := make([]int64, len(layers))
+	for i, l := range layers {
+		if runs[i], err = jobs.StartIngest(ctx, e.pool, client, l.ID, "cli"); err != nil {
+			return err
+		}
+	}
+	if !wait {
+		for i, l := range layers {
+			fmt.Fprintf(e.stdout, "layer %s: ingest run %d queued; 'ingestd serve' works it, 'ingestd status --layer %s' shows it\n", l.Name, runs[i], l.Name)
+		}
+		return nil
+	}
+	if err := client.Start(ctx); err != nil {
+		return fmt.Errorf("start workers: %w", err)
+	}
+	defer stopClient(client)
+	failed := false
+	for i, l := range layers {
+		p, err := e.waitRun(ctx, l, runs[i])
+		if err != nil {
+			return err
+		}
+		if err := e.summary(ctx, l, p); err != nil {
+			return err
+		}
+		if p.Status == "failed" || p.Failed > 0 {
+			failed = true
+		}
+	}
+	if failed {
+		return errSomeFailed
+	}
+	return nil
+}
+
+func stopClient(client *river.Client[pgx.Tx]) {
+	ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+	defer cancel()
+	if err := client.Stop(ctx); err != nil {
+		_ = client.StopAndCancel(context.Background())
+	}
+}
+
+// quietLogger keeps River's own info lines out of the CLI's output.
+func quietLogger(l *slog.Logger) *slog.Logger {
+	return slog.New(levelFloor{l.Handler(), slog.LevelWarn})
+}
+
+type levelFloor struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h levelFloor) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h levelFloor) WithAttrs(a []slog.Attr) slog.Handler {
+	return levelFloor{h.Handler.WithAttrs(a), h.min}
+}
+
+func (h levelFloor) WithGroup(n string) slog.Handler {
+	return levelFloor{h.Handler.WithGroup(n), h.min}
+}

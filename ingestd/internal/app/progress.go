@@ -1,0 +1,145 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/stratakb/stratakb/jobs"
+)
+
+// isTerminal reports whether w is a character device (a terminal), where
+// progress is drawn as a bar instead of printed as lines.
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// waitRun polls a run until it ends, printing progress: a bar on a terminal,
+// a line per change otherwise.
+func (e *env) waitRun(ctx context.Context, l jobs.Layer, runID int64) (jobs.RunProgress, error) {
+	tty := isTerminal(e.stdout)
+	last := ""
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		p, err := jobs.Progress(ctx, e.pool, runID)
+		if err != nil {
+			return p, err
+		}
+		parsing := p.Queued + p.OK + failedParsing(p)
+		done := parsing - p.Queued
+		var line string
+		switch p.Status {
+		case "walking":
+			line = fmt.Sprintf("%s: scanning folder", l.Name)
+		default:
+			line = fmt.Sprintf("%s: %d/%d files parsed", l.Name, done, parsing)
+			if p.Failed > 0 {
+				line += fmt.Sprintf(", %d failed", p.Failed)
+			}
+		}
+		if line != last {
+			if tty {
+				fmt.Fprintf(e.stdout, "\r\033[K%s %s", bar(done, parsing, 30), line)
+			} else {
+				fmt.Fprintln(e.stdout, line)
+			}
+			last = line
+		}
+		if p.Done() {
+			if tty {
+				fmt.Fprintln(e.stdout)
+			}
+			return p, nil
+		}
+		select {
+		case <-ctx.Done():
+			if tty {
+				fmt.Fprintln(e.stdout)
+			}
+			return p, fmt.Errorf("stopped while waiting for layer %s (run %d goes on with 'ingestd serve'): %w", l.Name, runID, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// failedParsing counts failures among the files that were sent to parsing
+// (new or changed), leaving out unchanged files that failed before.
+func failedParsing(p jobs.RunProgress) int {
+	n := p.New + p.Changed - p.Queued - p.OK
+	if n < 0 {
+		return 0
+	}
+	return n
+}
+
+func bar(done, total, width int) string {
+	if total <= 0 {
+		return "[" + strings.Repeat(" ", width) + "]"
+	}
+	n := done * width / total
+	return "[" + strings.Repeat("#", n) + strings.Repeat(".", width-n) + "]"
+}
+
+// summary prints what a run did: counts, then each failure and skip with its
+// reason.
+func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) error {
+	elapsed := time.Since(p.StartedAt)
+	if p.FinishedAt != nil {
+		elapsed = p.FinishedAt.Sub(p.StartedAt)
+	}
+	if p.Status == "failed" {
+		fmt.Fprintf(e.stdout, "%s: ingest failed: %s\n", l.Name, p.Error)
+		return nil
+	}
+	files, err := jobs.RunFiles(ctx, e.pool, p.RunID, false)
+	if err != nil {
+		return err
+	}
+	added := p.New - countFailed(files, "new")
+	changed := p.Changed - countFailed(files, "changed")
+	if added == 0 && changed == 0 && p.Deleted == 0 && p.Renamed == 0 && p.Failed == 0 && p.Skipped == 0 {
+		fmt.Fprintf(e.stdout, "%s: nothing changed (%d files unchanged) in %s\n", l.Name, p.Unchanged, round(elapsed))
+		return nil
+	}
+	fmt.Fprintf(e.stdout, "%s: %d added, %d changed, %d unchanged, %d deleted, %d renamed, %d failed, %d skipped in %s\n",
+		l.Name, added, changed, p.Unchanged, p.Deleted, p.Renamed, p.Failed, p.Skipped, round(elapsed))
+	for _, f := range files {
+		switch {
+		case f.Status == "failed" && f.Action == "unchanged":
+			fmt.Fprintf(e.stdout, "  failed   %s: %s (unchanged since it last failed)\n", f.Path, f.Error)
+		case f.Status == "failed":
+			fmt.Fprintf(e.stdout, "  failed   %s: %s\n", f.Path, f.Error)
+		case f.Status == "skipped":
+			fmt.Fprintf(e.stdout, "  skipped  %s: %s\n", f.Path, f.Error)
+		}
+		for _, w := range f.Warnings {
+			fmt.Fprintf(e.stdout, "  warning  %s: %s\n", f.Path, w)
+		}
+	}
+	return nil
+}
+
+func countFailed(files []jobs.FileReport, action string) int {
+	n := 0
+	for _, f := range files {
+		if f.Action == action && f.Status != "ok" {
+			n++
+		}
+	}
+	return n
+}
+
+func round(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(10 * time.Millisecond)
+}

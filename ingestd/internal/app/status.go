@@ -1,0 +1,146 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/stratakb/stratakb/jobs"
+)
+
+func (e *env) status(ctx context.Context, args []string) error {
+	fs := newFlagSet("status", e.stderr)
+	name := fs.String("layer", "", "show this layer's files")
+	failedOnly := fs.Bool("failed", false, "list only failed files and warnings")
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("status takes no arguments besides flags")
+	}
+	if err := e.connect(ctx); err != nil {
+		return err
+	}
+	defer e.close()
+	rows, err := e.pool.Query(ctx, `
+		SELECT l.name, l.root,
+			(SELECT count(*) FROM strata.documents d WHERE d.layer_id = l.id AND d.status = 'ok'),
+			(SELECT count(*) FROM strata.documents d WHERE d.layer_id = l.id AND d.status = 'failed'),
+			(SELECT count(*) FROM strata.chunks c WHERE c.layer_id = l.id),
+			coalesce((SELECT r.status || ' ' || to_char(r.started_at, 'YYYY-MM-DD HH24:MI:SS')
+				FROM strata.ingest_runs r WHERE r.layer_id = l.id ORDER BY r.id DESC LIMIT 1), 'never')
+		FROM strata.layers l WHERE ($1 = '' OR l.name = $1) ORDER BY l.name`, *name)
+	if err != nil {
+		return fmt.Errorf("read layers: %w", err)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LAYER\tDOCUMENTS\tFAILED\tCHUNKS\tLAST RUN\tFOLDER")
+	n := 0
+	for rows.Next() {
+		var ln, root, last string
+		var ok, bad, chunks int
+		if err := rows.Scan(&ln, &root, &ok, &bad, &chunks, &last); err != nil {
+			rows.Close()
+			return fmt.Errorf("read layers: %w", err)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", ln, ok, bad, chunks, last, root)
+		n++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read layers: %w", err)
+	}
+	tw.Flush()
+	if n == 0 {
+		if *name != "" {
+			return usagef("status: no layer named %q", *name)
+		}
+		fmt.Fprintln(e.stdout, "no layers yet: add one with 'ingestd add DIR --layer NAME'")
+		return nil
+	}
+	if *name == "" && !*failedOnly {
+		return nil
+	}
+	return e.fileStatus(ctx, *name, *failedOnly)
+}
+
+// fileStatus lists documents with their state, warnings and errors.
+func (e *env) fileStatus(ctx context.Context, layer string, failedOnly bool) error {
+	rows, err := e.pool.Query(ctx, `
+		SELECT l.name, d.path, d.status, coalesce(d.error, ''), d.warnings,
+			(SELECT count(*) FROM strata.chunks c WHERE c.document_id = d.id), d.parsed_at
+		FROM strata.documents d JOIN strata.layers l ON l.id = d.layer_id
+		WHERE ($1 = '' OR l.name = $1) AND (NOT $2 OR d.status = 'failed' OR cardinality(d.warnings) > 0)
+		ORDER BY l.name, d.path`, layer, failedOnly)
+	if err != nil {
+		return fmt.Errorf("read documents: %w", err)
+	}
+	defer rows.Close()
+	fmt.Fprintln(e.stdout)
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LAYER\tFILE\tSTATUS\tCHUNKS\tPARSED\tDETAIL")
+	for rows.Next() {
+		var ln, path, status, errText string
+		var warnings []string
+		var chunks int
+		var parsed time.Time
+		if err := rows.Scan(&ln, &path, &status, &errText, &warnings, &chunks, &parsed); err != nil {
+			return fmt.Errorf("read documents: %w", err)
+		}
+		detail := errText
+		for _, w := range warnings {
+			if detail != "" {
+				detail += "; "
+			}
+			detail += "warning: " + w
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", ln, path, status, chunks, parsed.UTC().Format("2006-01-02 15:04"), detail)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read documents: %w", err)
+	}
+	tw.Flush()
+	// Files the last run skipped never became documents: show them too.
+	skipped, err := e.pool.Query(ctx, `
+		SELECT l.name, f.path, coalesce(f.error, '')
+		FROM strata.layers l
+		JOIN LATERAL (SELECT id FROM strata.ingest_runs r WHERE r.layer_id = l.id ORDER BY id DESC LIMIT 1) r ON true
+		JOIN strata.ingest_files f ON f.run_id = r.id AND f.status = 'skipped'
+		WHERE ($1 = '' OR l.name = $1) ORDER BY l.name, f.path`, layer)
+	if err != nil {
+		return fmt.Errorf("read skipped files: %w", err)
+	}
+	defer skipped.Close()
+	for skipped.Next() {
+		var ln, path, why string
+		if err := skipped.Scan(&ln, &path, &why); err != nil {
+			return fmt.Errorf("read skipped files: %w", err)
+		}
+		fmt.Fprintf(e.stdout, "skipped %s/%s: %s\n", ln, path, why)
+	}
+	return skipped.Err()
+}
+
+func (e *env) serve(ctx context.Context, args []string) error {
+	fs := newFlagSet("serve", e.stderr)
+	if err := parseArgs(fs, args); err != nil {
+		return err
+	}
+	if err := e.connect(ctx); err != nil {
+		return err
+	}
+	defer e.close()
+	client, err := jobs.NewClient(e.pool, jobs.ClientConfig{Workers: e.cfg.Workers, Logger: e.logger, Pipeline: e.pipeline()})
+	if err != nil {
+		return err
+	}
+	if err := client.Start(ctx); err != nil {
+		return fmt.Errorf("start workers: %w", err)
+	}
+	e.logger.Info("ingestd serving", "workers", e.cfg.Workers)
+	<-ctx.Done()
+	e.logger.Info("ingestd stopping: finishing running jobs")
+	stopClient(client)
+	return nil
+}

@@ -1,0 +1,77 @@
+// Package config holds what both daemons' configurations share: finding the
+// database, reading booleans and levels from the environment.
+package config
+
+import (
+	"bufio"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// DatabaseURL returns DATABASE_URL, or else the one `make db-start` wrote to
+// var/db.env under STRATA_HOME or the working directory.
+func DatabaseURL(getenv func(string) string) (string, error) {
+	if u := getenv("DATABASE_URL"); u != "" {
+		return u, nil
+	}
+	home := getenv("STRATA_HOME")
+	if home == "" {
+		home = "."
+	}
+	p := filepath.Join(home, "var", "db.env")
+	f, err := os.Open(p)
+	if err != nil {
+		return "", fmt.Errorf("DATABASE_URL is not set and %s cannot be read (run 'make db-start'): %w", p, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "DATABASE_URL="); ok && v != "" {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("DATABASE_URL is not set and %s holds none (run 'make db-start')", p)
+}
+
+// Bool parses a boolean variable; empty gives def.
+func Bool(getenv func(string) string, name string, def bool) (bool, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return def, fmt.Errorf("%s: %q is not a boolean (true or false)", name, v)
+	}
+	return b, nil
+}
+
+// Int parses an integer variable within [lo, hi]; empty gives def.
+func Int(getenv func(string) string, name string, def, lo, hi int) (int, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return def, fmt.Errorf("%s: %q must be a whole number from %d to %d", name, v, lo, hi)
+	}
+	return n, nil
+}
+
+// LogLevel parses LOG_LEVEL (debug, info, warn, error; default info).
+func LogLevel(getenv func(string) string) (slog.Level, error) {
+	v := getenv("LOG_LEVEL")
+	if v == "" {
+		return slog.LevelInfo, nil
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(v)); err != nil {
+		return l, fmt.Errorf("LOG_LEVEL: %q is not one of debug, info, warn, error", v)
+	}
+	return l, nil
+}

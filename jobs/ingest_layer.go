@@ -1,0 +1,401 @@
+package jobs
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+)
+
+// IngestLayerArgs asks for one ingest run of a layer: walk its folder, decide
+// for each file whether it is new, changed, unchanged, renamed or gone, and
+// enqueue ingest_file for the files that need parsing.
+type IngestLayerArgs struct {
+	LayerID int64 `json:"layer_id"`
+	RunID   int64 `json:"run_id"`
+}
+
+// Kind is the River job kind.
+func (IngestLayerArgs) Kind() string { return "ingest_layer" }
+
+// InsertOpts makes a failed walk retry a few times only.
+func (IngestLayerArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 3} }
+
+// IngestLayerWorker runs IngestLayerArgs jobs.
+type IngestLayerWorker struct {
+	river.WorkerDefaults[IngestLayerArgs]
+	pool     *pgxpool.Pool
+	pipeline Pipeline
+}
+
+// Timeout bounds one walk of a layer.
+func (w *IngestLayerWorker) Timeout(*river.Job[IngestLayerArgs]) time.Duration {
+	return 30 * time.Minute
+}
+
+// walkedFile is a file the walk found.
+type walkedFile struct {
+	rel   string // slash-separated path relative to the root
+	size  int64
+	mtime time.Time
+}
+
+// skippedFile is a path the walk did not ingest, with the reason.
+type skippedFile struct {
+	rel    string
+	reason string
+}
+
+type storedDoc struct {
+	id     int64
+	size   *int64
+	mtime  *time.Time
+	sha    []byte
+	status string
+	err    *string
+}
+
+// Work walks the layer's folder and records what changed.
+func (w *IngestLayerWorker) Work(ctx context.Context, job *river.Job[IngestLayerArgs]) error {
+	a := job.Args
+	layer, err := getLayerByID(ctx, w.pool, a.LayerID)
+	if errors.Is(err, ErrLayerNotFound) {
+		return river.JobCancel(err)
+	}
+	if err != nil {
+		return err
+	}
+	files, skipped, err := walkLayer(layer, w.pipeline.Supported)
+	if err != nil {
+		w.failRun(ctx, a.RunID, err)
+		return river.JobCancel(err)
+	}
+
+	stored, err := w.storedDocs(ctx, layer.ID)
+	if err != nil {
+		return err
+	}
+	type decision struct {
+		rel, action, status, errText string
+	}
+	var decisions []decision
+	var toParse []string
+	var touch []walkedFile         // same content, new mtime: update the stat only
+	renames := map[string]string{} // new path -> old path
+	seen := map[string]bool{}
+
+	// Gone: stored documents whose file is not there any more. Candidates for
+	// a rename when a new file has the same content.
+	for _, f := range files {
+		seen[f.rel] = true
+	}
+	goneBySHA := map[string]string{}
+	for rel, d := range stored {
+		if !seen[rel] && d.sha != nil && d.status == "ok" {
+			goneBySHA[string(d.sha)] = rel
+		}
+	}
+
+	for _, f := range files {
+		d, ok := stored[f.rel]
+		if ok && d.size != nil && d.mtime != nil && *d.size == f.size && d.mtime.Equal(truncMicro(f.mtime)) {
+			st, e := "ok", ""
+			if d.status == "failed" {
+				st, e = "failed", deref(d.err)
+			}
+			decisions = append(decisions, decision{f.rel, "unchanged", st, e})
+			continue
+		}
+		if ok && d.sha != nil && d.size != nil && *d.size == f.size {
+			sum, err := fileSHA256(filepath.Join(layer.Root, filepath.FromSlash(f.rel)))
+			if err == nil && string(sum) == string(d.sha) {
+				touch = append(touch, f)
+				st, e := "ok", ""
+				if d.status == "failed" {
+					st, e = "failed", deref(d.err)
+				}
+				decisions = append(decisions, decision{f.rel, "unchanged", st, e})
+				continue
+			}
+		}
+		if !ok && len(goneBySHA) > 0 {
+			sum, err := fileSHA256(filepath.Join(layer.Root, filepath.FromSlash(f.rel)))
+			if old, hit := goneBySHA[string(sum)]; err == nil && hit {
+				delete(goneBySHA, string(sum))
+				renames[f.rel] = old
+				decisions = append(decisions, decision{f.rel, "renamed", "ok", ""})
+				continue
+			}
+		}
+		action := "new"
+		if ok {
+			action = "changed"
+		}
+		decisions = append(decisions, decision{f.rel, action, "queued", ""})
+		toParse = append(toParse, f.rel)
+	}
+	renamedFrom := map[string]bool{}
+	for _, old := range renames {
+		renamedFrom[old] = true
+	}
+	var gone []int64
+	for rel, d := range stored {
+		if !seen[rel] && !renamedFrom[rel] {
+			gone = append(gone, d.id)
+			decisions = append(decisions, decision{rel, "deleted", "ok", ""})
+		}
+	}
+	for _, s := range skipped {
+		decisions = append(decisions, decision{s.rel, "skipped", "skipped", s.reason})
+	}
+	sort.Slice(decisions, func(i, j int) bool { return decisions[i].rel < decisions[j].rel })
+
+	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return fmt.Errorf("ingest layer %s: %w", layer.Name, err)
+	}
+	return pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		if len(gone) > 0 {
+			if _, err := tx.Exec(ctx, `DELETE FROM strata.documents WHERE id = ANY($1)`, gone); err != nil {
+				return fmt.Errorf("delete removed documents: %w", err)
+			}
+		}
+		for newRel, oldRel := range renames {
+			if _, err := tx.Exec(ctx, `UPDATE strata.documents SET path = $3, mtime = $4
+				WHERE layer_id = $1 AND path = $2`, layer.ID, oldRel, newRel, truncMicro(findFile(files, newRel).mtime)); err != nil {
+				return fmt.Errorf("rename document %s to %s: %w", oldRel, newRel, err)
+			}
+		}
+		for _, f := range touch {
+			if _, err := tx.Exec(ctx, `UPDATE strata.documents SET mtime = $3 WHERE layer_id = $1 AND path = $2`,
+				layer.ID, f.rel, truncMicro(f.mtime)); err != nil {
+				return fmt.Errorf("update mtime of %s: %w", f.rel, err)
+			}
+		}
+		rels := make([]string, len(decisions))
+		actions := make([]string, len(decisions))
+		statuses := make([]string, len(decisions))
+		errs := make([]*string, len(decisions))
+		for i, d := range decisions {
+			rels[i], actions[i], statuses[i] = d.rel, d.action, d.status
+			if d.errText != "" {
+				e := d.errText
+				errs[i] = &e
+			}
+		}
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO strata.ingest_files (run_id, path, action, status, error)
+			SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[])
+			ON CONFLICT (run_id, path) DO UPDATE SET action = EXCLUDED.action, status = EXCLUDED.status,
+				error = EXCLUDED.error, updated_at = now()`,
+			a.RunID, rels, actions, statuses, errs); err != nil {
+			return fmt.Errorf("record walk of layer %s: %w", layer.Name, err)
+		}
+		if len(toParse) > 0 {
+			params := make([]river.InsertManyParams, len(toParse))
+			for i, rel := range toParse {
+				params[i] = river.InsertManyParams{Args: IngestFileArgs{LayerID: layer.ID, RunID: a.RunID, Path: rel}}
+			}
+			if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
+				return fmt.Errorf("enqueue files of layer %s: %w", layer.Name, err)
+			}
+		}
+		status := "running"
+		if len(toParse) == 0 {
+			status = "done"
+		}
+		_, err := tx.Exec(ctx, `UPDATE strata.ingest_runs SET status = $2, walked_at = now(),
+			finished_at = CASE WHEN $2 = 'done' THEN now() END WHERE id = $1`, a.RunID, status)
+		return err
+	})
+}
+
+func (w *IngestLayerWorker) failRun(ctx context.Context, runID int64, cause error) {
+	_, _ = w.pool.Exec(context.WithoutCancel(ctx), `UPDATE strata.ingest_runs SET status = 'failed', error = $2,
+		finished_at = now() WHERE id = $1`, runID, cause.Error())
+}
+
+func (w *IngestLayerWorker) storedDocs(ctx context.Context, layerID int64) (map[string]storedDoc, error) {
+	rows, err := w.pool.Query(ctx, `SELECT id, path, size, mtime, sha256, status, error
+		FROM strata.documents WHERE layer_id = $1`, layerID)
+	if err != nil {
+		return nil, fmt.Errorf("read stored documents: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]storedDoc{}
+	for rows.Next() {
+		var d storedDoc
+		var rel string
+		if err := rows.Scan(&d.id, &rel, &d.size, &d.mtime, &d.sha, &d.status, &d.err); err != nil {
+			return nil, fmt.Errorf("read stored documents: %w", err)
+		}
+		out[rel] = d
+	}
+	return out, rows.Err()
+}
+
+// walkLayer lists the files of a layer that match its globs. It never leaves
+// the root: a symlink that resolves outside it, a broken link and a link loop
+// are reported as skipped; symlinked folders are not followed. Hidden files
+// and folders (names starting with '.') are left out.
+func walkLayer(layer Layer, supported func(string) bool) ([]walkedFile, []skippedFile, error) {
+	info, err := os.Stat(layer.Root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("layer %s: folder %s: %w", layer.Name, layer.Root, err)
+	}
+	if !info.IsDir() {
+		return nil, nil, fmt.Errorf("layer %s: %s is not a folder", layer.Name, layer.Root)
+	}
+	realRoot, err := filepath.EvalSymlinks(layer.Root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("layer %s: resolve %s: %w", layer.Name, layer.Root, err)
+	}
+	for _, g := range append(append([]string{}, layer.Include...), layer.Exclude...) {
+		if !doublestar.ValidatePattern(g) {
+			return nil, nil, fmt.Errorf("layer %s: invalid glob %q", layer.Name, g)
+		}
+	}
+	var files []walkedFile
+	var skipped []skippedFile
+	err = filepath.WalkDir(layer.Root, func(p string, d fs.DirEntry, err error) error {
+		rel, rerr := filepath.Rel(layer.Root, p)
+		if rerr != nil {
+			return rerr
+		}
+		rel = filepath.ToSlash(rel)
+		if err != nil {
+			if rel == "." {
+				return err
+			}
+			skipped = append(skipped, skippedFile{rel, "cannot read: " + err.Error()})
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if rel == "." {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if matchAny(layer.Exclude, rel) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if !wanted(layer, rel, supported) {
+			return nil
+		}
+		var fi fs.FileInfo
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(p)
+			if err != nil {
+				skipped = append(skipped, skippedFile{rel, "broken symlink or symlink loop: " + err.Error()})
+				return nil
+			}
+			if !within(realRoot, target) {
+				skipped = append(skipped, skippedFile{rel, "symlink points outside the layer folder"})
+				return nil
+			}
+			fi, err = os.Stat(target)
+			if err != nil {
+				skipped = append(skipped, skippedFile{rel, "cannot stat: " + err.Error()})
+				return nil
+			}
+			if fi.IsDir() {
+				skipped = append(skipped, skippedFile{rel, "symlinked folder not followed"})
+				return nil
+			}
+		} else {
+			fi, err = d.Info()
+			if err != nil {
+				skipped = append(skipped, skippedFile{rel, "cannot stat: " + err.Error()})
+				return nil
+			}
+		}
+		if !fi.Mode().IsRegular() {
+			skipped = append(skipped, skippedFile{rel, "not a regular file"})
+			return nil
+		}
+		files = append(files, walkedFile{rel: rel, size: fi.Size(), mtime: fi.ModTime()})
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("walk layer %s: %w", layer.Name, err)
+	}
+	return files, skipped, nil
+}
+
+// wanted applies the include globs, or the pipeline's supported types when
+// the layer has none.
+func wanted(layer Layer, rel string, supported func(string) bool) bool {
+	if len(layer.Include) > 0 {
+		return matchAny(layer.Include, rel)
+	}
+	return supported == nil || supported(rel)
+}
+
+func matchAny(globs []string, rel string) bool {
+	for _, g := range globs {
+		if ok, _ := doublestar.Match(g, rel); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func fileSHA256(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
+}
+
+func findFile(files []walkedFile, rel string) walkedFile {
+	for _, f := range files {
+		if f.rel == rel {
+			return f
+		}
+	}
+	return walkedFile{}
+}
+
+func truncMicro(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,64 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/stratakb/stratakb/schema/migrate"
+)
+
+// RiverSchema is the PostgreSQL schema River's tables live in.
+const RiverSchema = "river"
+
+// Migrate applies River's migrations and then the product's, idempotently.
+func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	if _, err := pool.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+RiverSchema); err != nil {
+		return fmt.Errorf("create schema %s: %w", RiverSchema, err)
+	}
+	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Schema: RiverSchema})
+	if err != nil {
+		return fmt.Errorf("river migrator: %w", err)
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("river migrations: %w", err)
+	}
+	if _, err := migrate.Migrate(ctx, pool); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ClientConfig configures the River client of ingestd.
+type ClientConfig struct {
+	Workers  int // concurrent jobs; 0 makes an insert-only client
+	Logger   *slog.Logger
+	Pipeline Pipeline
+}
+
+// NewClient builds a River client with StrataKB's workers registered. With
+// Workers == 0 the client can only insert jobs.
+func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], error) {
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &IngestLayerWorker{pool: pool, pipeline: cfg.Pipeline})
+	river.AddWorker(workers, &IngestFileWorker{pool: pool, pipeline: cfg.Pipeline, logger: cfg.Logger})
+	rc := &river.Config{
+		Schema:  RiverSchema,
+		Workers: workers,
+		Logger:  cfg.Logger,
+	}
+	if cfg.Workers > 0 {
+		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}
+	}
+	client, err := river.NewClient(riverpgxv5.New(pool), rc)
+	if err != nil {
+		return nil, fmt.Errorf("river client: %w", err)
+	}
+	return client, nil
+}

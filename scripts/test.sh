@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# test.sh runs the test suite against a throwaway PostgreSQL cluster that it
+# creates, and removes it afterwards even when tests fail. Extra arguments go
+# to `go test` (default ./...).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+tmp=$(mktemp -d /tmp/stratakb-test.XXXXXX)
+chmod 755 "$tmp"
+cleanup() {
+	DB_ENV_FILE="$tmp/db.env" bash scripts/db.sh stop "$tmp" >/dev/null 2>&1 || true
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+DB_THROWAWAY=1 DB_NAME=stratakb_test DB_ENV_FILE="$tmp/db.env" bash scripts/db.sh start "$tmp"
+TEST_DATABASE_URL=$(sed -n 's/^DATABASE_URL=//p' "$tmp/db.env")
+export TEST_DATABASE_URL
+echo "test.sh: TEST_DATABASE_URL=$TEST_DATABASE_URL"
+
+if (($# == 0)); then set -- ./...; fi
+go test -count=1 -timeout 20m "$@"
