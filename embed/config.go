@@ -1,0 +1,424 @@
+package embed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Providers EMBEDDING_PROVIDER accepts.
+const (
+	ProviderLocal  = "local"             // the bundled model, run through ONNX Runtime
+	ProviderOpenAI = "openai_compatible" // any endpoint speaking the OpenAI embeddings API
+)
+
+// Defaults and bounds of the configuration.
+const (
+	DefaultModelDir        = "var/models/use-lite"
+	DefaultLibraryPath     = "var/lib/libonnxruntime.so.1"
+	DefaultLocalBatchSize  = 32
+	DefaultRemoteBatchSize = 64
+	MaxLocalBatchSize      = 512
+	// MaxRemoteBatchSize is the most inputs OpenAI accepts in one request.
+	MaxRemoteBatchSize     = 2048
+	DefaultMaxRetries      = 5
+	MaxMaxRetries          = 20
+	DefaultTimeout         = 60 * time.Second
+	DefaultMaxRequestChars = 200_000
+	MaxDimensions          = 65536
+)
+
+// Config says which embedding provider to use and how. Build it with
+// DefaultConfig or ConfigFromEnv and check it with Validate; New does both
+// checks again.
+type Config struct {
+	// Provider is ProviderLocal or ProviderOpenAI (EMBEDDING_PROVIDER).
+	Provider string
+	// BaseURL is the OpenAI-compatible endpoint (EMBEDDING_BASE_URL). See
+	// EndpointURL for the forms it accepts.
+	BaseURL string
+	// ModelName is the remote model to ask for (EMBEDDING_MODEL).
+	ModelName string
+	// APIKey is sent as a bearer token when set (EMBEDDING_API_KEY). It is
+	// never logged or put in an error.
+	APIKey string
+	// Dimensions, when above 0, is sent as "dimensions" and every vector must
+	// have that length (EMBEDDING_DIMENSIONS).
+	Dimensions int
+	// BatchSize is the most texts per model call or HTTP request
+	// (EMBEDDING_BATCH_SIZE).
+	BatchSize int
+	// MaxRequestChars caps the total bytes of text in one HTTP request
+	// (EMBEDDING_MAX_REQUEST_CHARS); a single longer text goes alone.
+	MaxRequestChars int
+	// MaxRetries is how many times a failed request is retried after the
+	// first attempt (EMBEDDING_MAX_RETRIES).
+	MaxRetries int
+	// Timeout bounds one HTTP attempt (EMBEDDING_TIMEOUT).
+	Timeout time.Duration
+	// LocalOnly refuses any provider that is not on this machine
+	// (STRATA_LOCAL_ONLY).
+	LocalOnly bool
+	// ModelDir holds the local model's files, relative to the working
+	// directory or absolute (STRATA_MODEL_DIR).
+	ModelDir string
+	// LibraryPath is the ONNX Runtime shared library (ONNXRUNTIME_LIB).
+	LibraryPath string
+	// IntraOpThreads is the local model's thread count; 0 lets ONNX Runtime
+	// decide. No environment variable sets it.
+	IntraOpThreads int
+}
+
+// DefaultConfig returns the configuration used when no variable is set: the
+// local model under var/.
+func DefaultConfig() Config {
+	return Config{
+		Provider:        ProviderLocal,
+		BatchSize:       DefaultLocalBatchSize,
+		MaxRequestChars: DefaultMaxRequestChars,
+		MaxRetries:      DefaultMaxRetries,
+		Timeout:         DefaultTimeout,
+		ModelDir:        DefaultModelDir,
+		LibraryPath:     DefaultLibraryPath,
+	}
+}
+
+// ConfigFromEnv reads the configuration through getenv (os.Getenv in a
+// daemon), starting from DefaultConfig. An empty variable counts as unset.
+//
+//	EMBEDDING_PROVIDER           local (default) or openai_compatible
+//	EMBEDDING_BASE_URL           the endpoint, with or without /v1 (see EndpointURL)
+//	EMBEDDING_MODEL              the model the endpoint serves
+//	EMBEDDING_API_KEY            sent as "Authorization: Bearer" when set
+//	EMBEDDING_DIMENSIONS         sent as "dimensions" when set; vectors must match
+//	EMBEDDING_BATCH_SIZE         texts per call: default 32 local (max 512), 64 remote (max 2048)
+//	EMBEDDING_MAX_REQUEST_CHARS  bytes of text per HTTP request, default 200000
+//	EMBEDDING_MAX_RETRIES        retries after a failed attempt, default 5 (max 20)
+//	EMBEDDING_TIMEOUT            per attempt: a Go duration ("30s", "2m") or seconds ("30"); default 60s
+//	STRATA_LOCAL_ONLY            true refuses an endpoint that is not on this machine
+//	STRATA_MODEL_DIR             the local model's directory, default var/models/use-lite
+//	ONNXRUNTIME_LIB              ONNX Runtime's library, default var/lib/libonnxruntime.so.1
+//
+// Relative paths are relative to the working directory. It reports malformed
+// values, naming the variable; Validate does the checks that span several
+// variables.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	c := DefaultConfig()
+	var errs []error
+	str := func(name string, dst *string) {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			*dst = v
+		}
+	}
+	integer := func(name string, dst *int) bool {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return false
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %q is not a whole number", name, v))
+			return false
+		}
+		*dst = n
+		return true
+	}
+
+	str("EMBEDDING_PROVIDER", &c.Provider)
+	c.Provider = strings.ToLower(c.Provider)
+	str("EMBEDDING_BASE_URL", &c.BaseURL)
+	str("EMBEDDING_MODEL", &c.ModelName)
+	// The key is taken as it is: whitespace inside a secret is the user's.
+	if v := getenv("EMBEDDING_API_KEY"); strings.TrimSpace(v) != "" {
+		c.APIKey = strings.TrimSpace(v)
+	}
+	integer("EMBEDDING_DIMENSIONS", &c.Dimensions)
+	if !integer("EMBEDDING_BATCH_SIZE", &c.BatchSize) && c.Provider == ProviderOpenAI {
+		c.BatchSize = DefaultRemoteBatchSize
+	}
+	integer("EMBEDDING_MAX_REQUEST_CHARS", &c.MaxRequestChars)
+	integer("EMBEDDING_MAX_RETRIES", &c.MaxRetries)
+	if v := strings.TrimSpace(getenv("EMBEDDING_TIMEOUT")); v != "" {
+		d, err := parseDuration(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("EMBEDDING_TIMEOUT: %q is not a duration such as 30s or 2m", v))
+		} else {
+			c.Timeout = d
+		}
+	}
+	if v := strings.TrimSpace(getenv("STRATA_LOCAL_ONLY")); v != "" {
+		b, err := parseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("STRATA_LOCAL_ONLY: %q is not true or false", v))
+		} else {
+			c.LocalOnly = b
+		}
+	}
+	str("STRATA_MODEL_DIR", &c.ModelDir)
+	str("ONNXRUNTIME_LIB", &c.LibraryPath)
+	if len(errs) > 0 {
+		return c, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	if n, err := strconv.Atoi(s); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	return time.ParseDuration(s)
+}
+
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "1", "t", "true", "yes", "y", "on":
+		return true, nil
+	case "0", "f", "false", "no", "n", "off":
+		return false, nil
+	}
+	return false, fmt.Errorf("not a boolean: %q", s)
+}
+
+// Validate checks the configuration as a whole and reports every problem,
+// each naming its environment variable. With LocalOnly it refuses a provider
+// URL whose host is not this machine: a loopback address, a name that
+// resolves only to loopback addresses (localhost), or a unix socket.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	switch c.Provider {
+	case ProviderLocal:
+		if c.BatchSize < 1 || c.BatchSize > MaxLocalBatchSize {
+			bad("EMBEDDING_BATCH_SIZE: %d is out of range 1-%d for the local model", c.BatchSize, MaxLocalBatchSize)
+		}
+		if c.ModelDir == "" {
+			bad("STRATA_MODEL_DIR: empty; the local model needs its directory")
+		}
+		if c.LibraryPath == "" {
+			bad("ONNXRUNTIME_LIB: empty; the local model needs the ONNX Runtime library")
+		}
+		if c.IntraOpThreads < 0 {
+			bad("local model threads: %d is negative", c.IntraOpThreads)
+		}
+	case ProviderOpenAI:
+		if c.BatchSize < 1 || c.BatchSize > MaxRemoteBatchSize {
+			bad("EMBEDDING_BATCH_SIZE: %d is out of range 1-%d", c.BatchSize, MaxRemoteBatchSize)
+		}
+		if c.ModelName == "" {
+			bad("EMBEDDING_MODEL: required with EMBEDDING_PROVIDER=%s (a model the endpoint serves)", ProviderOpenAI)
+		}
+		if c.BaseURL == "" {
+			bad("EMBEDDING_BASE_URL: required with EMBEDDING_PROVIDER=%s (for example http://localhost:11434/v1)", ProviderOpenAI)
+		} else if ep, err := parseEndpoint(c.BaseURL); err != nil {
+			bad("EMBEDDING_BASE_URL: %w", err)
+		} else if c.LocalOnly {
+			if err := ep.checkLocal(); err != nil {
+				bad("EMBEDDING_BASE_URL: %w; STRATA_LOCAL_ONLY=true allows only this machine (localhost, 127.0.0.1, [::1] or a unix:// socket)", err)
+			}
+		}
+		if c.MaxRequestChars < 1 {
+			bad("EMBEDDING_MAX_REQUEST_CHARS: %d must be at least 1", c.MaxRequestChars)
+		}
+		if c.MaxRetries < 0 || c.MaxRetries > MaxMaxRetries {
+			bad("EMBEDDING_MAX_RETRIES: %d is out of range 0-%d", c.MaxRetries, MaxMaxRetries)
+		}
+		if c.Timeout < time.Second || c.Timeout > 30*time.Minute {
+			bad("EMBEDDING_TIMEOUT: %s is out of range 1s-30m", c.Timeout)
+		}
+	case "":
+		bad("EMBEDDING_PROVIDER: empty; want %s or %s", ProviderLocal, ProviderOpenAI)
+	default:
+		bad("EMBEDDING_PROVIDER: unknown provider %q; want %s or %s", c.Provider, ProviderLocal, ProviderOpenAI)
+	}
+	if c.Dimensions < 0 || c.Dimensions > MaxDimensions {
+		bad("EMBEDDING_DIMENSIONS: %d is out of range 1-%d (leave it unset for the model's own size)", c.Dimensions, MaxDimensions)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("embedding configuration: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// EndpointURL returns the URL embeddings are posted to. EMBEDDING_BASE_URL
+// may be given in any of these forms:
+//
+//	http://host:port/v1             → http://host:port/v1/embeddings
+//	http://host:port                → http://host:port/v1/embeddings (an empty path means /v1)
+//	https://host/some/prefix        → https://host/some/prefix/embeddings
+//	http://host/v1/embeddings       → used as it is
+//	unix:///run/embed.sock          → POST /v1/embeddings over that unix socket
+//
+// A trailing slash is ignored. For a unix socket the returned URL is
+// "unix:///run/embed.sock/v1/embeddings"-like text for messages only.
+func (c Config) EndpointURL() (string, error) {
+	ep, err := parseEndpoint(c.BaseURL)
+	if err != nil {
+		return "", err
+	}
+	return ep.display(), nil
+}
+
+// endpoint is a parsed EMBEDDING_BASE_URL.
+type endpoint struct {
+	url    *url.URL // the URL requests go to; host "localhost" for a unix socket
+	socket string   // the unix socket's path, or ""
+}
+
+func parseEndpoint(raw string) (endpoint, error) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil {
+		return endpoint{}, fmt.Errorf("not a URL: %w", err)
+	}
+	switch u.Scheme {
+	case "unix":
+		if u.Host != "" || u.Path == "" || !strings.HasPrefix(u.Path, "/") {
+			return endpoint{}, fmt.Errorf("a unix socket is written unix:///absolute/path.sock")
+		}
+		return endpoint{
+			url:    &url.URL{Scheme: "http", Host: "localhost", Path: "/v1/embeddings"},
+			socket: u.Path,
+		}, nil
+	case "http", "https":
+	default:
+		return endpoint{}, fmt.Errorf("scheme %q: want http, https or unix", u.Scheme)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return endpoint{}, fmt.Errorf("no host in the URL")
+	}
+	if u.Fragment != "" {
+		return endpoint{}, fmt.Errorf("a fragment (#...) has no place in the URL")
+	}
+	p := strings.TrimRight(u.Path, "/")
+	switch {
+	case p == "":
+		p = "/v1/embeddings"
+	case strings.HasSuffix(p, "/embeddings"):
+	default:
+		p += "/embeddings"
+	}
+	out := *u
+	out.Path, out.RawPath = p, ""
+	return endpoint{url: &out}, nil
+}
+
+// display is the endpoint as messages show it: without a password, and with
+// any query string elided, since some endpoints take a key there.
+func (e endpoint) display() string {
+	if e.socket != "" {
+		return "unix://" + e.socket + e.url.Path
+	}
+	u := *e.url
+	if u.RawQuery != "" {
+		u.RawQuery = "..."
+	}
+	return u.Redacted()
+}
+
+// lookupIPAddr resolves host names for the STRATA_LOCAL_ONLY check; tests
+// replace it.
+var lookupIPAddr = net.DefaultResolver.LookupIPAddr
+
+// checkLocal reports why e is not on this machine, or nil when it is.
+func (e endpoint) checkLocal() error {
+	if e.socket != "" {
+		return nil
+	}
+	host := e.url.Hostname()
+	if ip := net.ParseIP(host); ip != nil {
+		if !ip.IsLoopback() {
+			return fmt.Errorf("host %s is not a loopback address", host)
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	addrs, err := lookupIPAddr(ctx, host)
+	if err != nil {
+		return fmt.Errorf("host %s does not resolve here, so it cannot be shown to be on this machine (%w)", host, err)
+	}
+	if len(addrs) == 0 {
+		return fmt.Errorf("host %s resolves to no address", host)
+	}
+	for _, a := range addrs {
+		if !a.IP.IsLoopback() {
+			return fmt.Errorf("host %s resolves to %s, which is not a loopback address", host, a.IP)
+		}
+	}
+	return nil
+}
+
+// String describes the configuration for logs and error messages. The API
+// key is shown only as "set" or "unset".
+func (c Config) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "provider=%s", c.Provider)
+	switch c.Provider {
+	case ProviderOpenAI:
+		fmt.Fprintf(&b, " url=%s model=%s api_key=%s", c.displayURL(), c.ModelName, keyState(c.APIKey))
+		if c.Dimensions > 0 {
+			fmt.Fprintf(&b, " dimensions=%d", c.Dimensions)
+		}
+		fmt.Fprintf(&b, " batch=%d max_request_chars=%d retries=%d timeout=%s", c.BatchSize, c.MaxRequestChars, c.MaxRetries, c.Timeout)
+	default:
+		fmt.Fprintf(&b, " model_dir=%s onnxruntime_lib=%s batch=%d", c.ModelDir, c.LibraryPath, c.BatchSize)
+	}
+	fmt.Fprintf(&b, " local_only=%t", c.LocalOnly)
+	return b.String()
+}
+
+// GoString makes %#v print the same as String, so that no format verb shows
+// the API key.
+func (c Config) GoString() string { return "embed.Config{" + c.String() + "}" }
+
+// LogValue makes slog log the configuration as a group, without the API key.
+func (c Config) LogValue() slog.Value {
+	attrs := []slog.Attr{slog.String("provider", c.Provider)}
+	switch c.Provider {
+	case ProviderOpenAI:
+		attrs = append(attrs,
+			slog.String("url", c.displayURL()),
+			slog.String("model", c.ModelName),
+			slog.String("api_key", keyState(c.APIKey)),
+			slog.Int("dimensions", c.Dimensions),
+			slog.Int("batch", c.BatchSize),
+			slog.Int("max_request_chars", c.MaxRequestChars),
+			slog.Int("retries", c.MaxRetries),
+			slog.Duration("timeout", c.Timeout))
+	default:
+		attrs = append(attrs,
+			slog.String("model_dir", c.ModelDir),
+			slog.String("onnxruntime_lib", c.LibraryPath),
+			slog.Int("batch", c.BatchSize))
+	}
+	attrs = append(attrs, slog.Bool("local_only", c.LocalOnly))
+	return slog.GroupValue(attrs...)
+}
+
+var _ slog.LogValuer = Config{}
+
+// displayURL is BaseURL without any password, or a placeholder when it does
+// not parse (its text could hold anything, a key included).
+func (c Config) displayURL() string {
+	if c.BaseURL == "" {
+		return ""
+	}
+	ep, err := parseEndpoint(c.BaseURL)
+	if err != nil {
+		return "(invalid)"
+	}
+	return ep.display()
+}
+
+func keyState(k string) string {
+	if k == "" {
+		return "unset"
+	}
+	return "set"
+}
