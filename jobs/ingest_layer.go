@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -310,7 +311,14 @@ func walkLayer(layer Layer, supported func(string) bool) ([]walkedFile, []skippe
 		if d.Type()&fs.ModeSymlink != 0 {
 			target, err := filepath.EvalSymlinks(p)
 			if err != nil {
-				skipped = append(skipped, skippedFile{rel, "broken symlink or symlink loop: " + err.Error()})
+				why := "unreadable symlink: " + err.Error()
+				switch {
+				case errors.Is(err, fs.ErrNotExist):
+					why = "broken symlink: its target does not exist"
+				case errors.Is(err, syscall.ELOOP) || strings.Contains(err.Error(), "too many links"):
+					why = "symlink loop"
+				}
+				skipped = append(skipped, skippedFile{rel, why})
 				return nil
 			}
 			if !within(realRoot, target) {

@@ -16,15 +16,19 @@ import (
 	"github.com/stratakb/stratakb/schema"
 )
 
-// errPermanent marks input that will fail the same way every time.
-var errPermanent = errors.New("permanent")
+// permanentError marks input that will fail the same way every time.
+type permanentError struct{ msg string }
+
+func (e *permanentError) Error() string { return e.msg }
+
+func permanentf(format string, a ...any) error { return &permanentError{fmt.Sprintf(format, a...)} }
 
 // New returns the pipeline ingestd runs.
 func New(maxFileSize int64) jobs.Pipeline {
 	return jobs.Pipeline{
 		Supported:      supported,
 		Parse:          parseText,
-		IsPermanent:    func(err error) bool { return errors.Is(err, errPermanent) },
+		IsPermanent:    func(err error) bool { var pe *permanentError; return errors.As(err, &pe) },
 		Chunk:          chunkParagraphs,
 		ChunkerVersion: 1,
 		MaxFileSize:    maxFileSize,
@@ -42,10 +46,10 @@ func supported(p string) bool {
 // parseText reads Markdown and plain text as they are.
 func parseText(_ context.Context, path string, data []byte, mod time.Time) (*schema.ParsedDoc, error) {
 	if len(data) == 0 {
-		return nil, fmt.Errorf("%w: the file is empty", errPermanent)
+		return nil, permanentf("the file is empty")
 	}
 	if bytes.IndexByte(data, 0) >= 0 {
-		return nil, fmt.Errorf("%w: the file holds binary data (a NUL byte), not text", errPermanent)
+		return nil, permanentf("the file holds binary data (a NUL byte), not text")
 	}
 	if !utf8.Valid(data) {
 		off := 0
@@ -56,8 +60,8 @@ func parseText(_ context.Context, path string, data []byte, mod time.Time) (*sch
 			}
 			off += n
 		}
-		return nil, fmt.Errorf("%w: the file is not valid UTF-8 (first bad byte at offset %d, line %d)",
-			errPermanent, off, bytes.Count(data[:off], []byte("\n"))+1)
+		return nil, permanentf("the file is not valid UTF-8 (first bad byte at offset %d, line %d)",
+			off, bytes.Count(data[:off], []byte("\n"))+1)
 	}
 	format := schema.FormatText
 	if ext := strings.ToLower(filepath.Ext(path)); ext == ".md" || ext == ".markdown" {

@@ -1,0 +1,185 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stratakb/stratakb/internal/dbtest"
+	"github.com/stratakb/stratakb/internal/testenv"
+)
+
+// cli runs ingestd against one test database and returns exit code and output.
+type cli struct {
+	t   *testing.T
+	url string
+}
+
+func newCLI(t *testing.T) *cli {
+	t.Helper()
+	return &cli{t: t, url: dbtest.NewDatabase(t)}
+}
+
+func (c *cli) run(args ...string) (int, string, string) {
+	c.t.Helper()
+	var out, errb bytes.Buffer
+	getenv := func(k string) string {
+		switch k {
+		case "DATABASE_URL":
+			return c.url
+		case "INGEST_WORKERS":
+			return "2"
+		}
+		return ""
+	}
+	code := Main(context.Background(), args, getenv, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func (c *cli) pool() *pgxpool.Pool {
+	c.t.Helper()
+	p, err := pgxpool.New(context.Background(), c.url)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(p.Close)
+	return p
+}
+
+func TestAddHandbookThenNothingChanges(t *testing.T) {
+	c := newCLI(t)
+	dir := filepath.Join(testenv.RepoRoot(t), "fixtures", "handbook")
+	code, out, errOut := c.run("add", dir, "--layer", "handbook", "--wait")
+	if code != 0 {
+		t.Fatalf("add exited %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "4 added, 0 changed, 0 unchanged, 0 deleted, 0 renamed, 0 failed, 0 skipped") {
+		t.Errorf("summary does not report 4 added files:\n%s", out)
+	}
+	var docs, chunks int
+	p := c.pool()
+	if err := p.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM strata.documents WHERE status = 'ok'),
+		(SELECT count(*) FROM strata.chunks)`).Scan(&docs, &chunks); err != nil {
+		t.Fatal(err)
+	}
+	if docs != 4 || chunks < 4 {
+		t.Errorf("stored %d documents and %d chunks, want 4 documents and at least 4 chunks", docs, chunks)
+	}
+	var chunkIDs []int64
+	rows, _ := p.Query(context.Background(), `SELECT id FROM strata.chunks ORDER BY id`)
+	for rows.Next() {
+		var id int64
+		_ = rows.Scan(&id)
+		chunkIDs = append(chunkIDs, id)
+	}
+	rows.Close()
+
+	code, out, errOut = c.run("add", dir, "--layer", "handbook", "--wait")
+	if code != 0 {
+		t.Fatalf("second add exited %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "nothing changed (4 files unchanged)") {
+		t.Errorf("second add does not say nothing changed:\n%s", out)
+	}
+	var after []int64
+	rows, _ = p.Query(context.Background(), `SELECT id FROM strata.chunks ORDER BY id`)
+	for rows.Next() {
+		var id int64
+		_ = rows.Scan(&id)
+		after = append(after, id)
+	}
+	rows.Close()
+	if len(after) != len(chunkIDs) || len(after) == 0 || after[0] != chunkIDs[0] || after[len(after)-1] != chunkIDs[len(chunkIDs)-1] {
+		t.Errorf("chunks changed on a re-run of an unchanged folder: before %v, after %v", chunkIDs, after)
+	}
+}
+
+func TestBadFilesAreReportedAndTheRestIngests(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	write := func(name string, data []byte) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("good.md", []byte("# Good\n\nThe boiler is serviced every October.\n"))
+	write("latin1.md", []byte("Caf\xe9 opening hours\n"))
+	write("binary.md", []byte{0x89, 'P', 'N', 'G', 0, 0, 0, 13})
+	write("empty.md", nil)
+	if err := os.Symlink(filepath.Join(dir, "nowhere.md"), filepath.Join(dir, "dangling.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("loop2.md", filepath.Join(dir, "loop1.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("loop1.md", filepath.Join(dir, "loop2.md")); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.md"), []byte("outside the root\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(dir, "escape.md")); err != nil {
+		t.Fatal(err)
+	}
+	if os.Geteuid() != 0 { // root reads any file whatever its mode
+		write("locked.md", []byte("no access\n"))
+		if err := os.Chmod(filepath.Join(dir, "locked.md"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	code, out, errOut := c.run("add", dir, "--layer", "bad", "--wait")
+	if code != 1 {
+		t.Fatalf("add with bad files exited %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"failed   latin1.md: the file is not valid UTF-8",
+		"failed   binary.md: the file holds binary data",
+		"failed   empty.md: the file is empty",
+		"skipped  dangling.md: broken symlink",
+		"skipped  escape.md: symlink points outside the layer folder",
+		"skipped  loop1.md: symlink loop",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if os.Geteuid() != 0 && !strings.Contains(out, "failed   locked.md: cannot open") {
+		t.Errorf("summary lacks the unreadable file:\n%s", out)
+	}
+	var good string
+	if err := c.pool().QueryRow(context.Background(), `SELECT d.status FROM strata.documents d WHERE d.path = 'good.md'`).Scan(&good); err != nil || good != "ok" {
+		t.Errorf("good.md status %q (%v), want ok", good, err)
+	}
+
+	code, out, _ = c.run("status", "--layer", "bad", "--failed")
+	if code != 0 || !strings.Contains(out, "latin1.md") || !strings.Contains(out, "escape.md") {
+		t.Errorf("status --failed (exit %d) does not list the failed and skipped files:\n%s", code, out)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	c := newCLI(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"add", filepath.Join(t.TempDir(), "missing"), "--layer", "x"}, "does not exist"},
+		{[]string{"add", t.TempDir()}, "--layer NAME is required"},
+		{[]string{"add", t.TempDir(), "--layer", "x", "--chunk-size", "5"}, "--chunk-size must be"},
+		{[]string{"frobnicate"}, "unknown verb"},
+		{[]string{"ingest", "--layer", "nope"}, `no layer named "nope"`},
+	} {
+		code, _, errOut := c.run(tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("ingestd %v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
