@@ -255,8 +255,10 @@ func (c Config) Validate() error {
 //	http://host/v1/embeddings       → used as it is
 //	unix:///run/embed.sock          → POST /v1/embeddings over that unix socket
 //
-// A trailing slash is ignored. For a unix socket the returned URL is
-// "unix:///run/embed.sock/v1/embeddings"-like text for messages only.
+// A trailing slash is ignored. A query string (such as Azure's api-version)
+// is kept on requests but shown as "?..." here. For a unix socket the result
+// is a description ("unix:///run/embed.sock/v1/embeddings"), not a URL an
+// HTTP client can use.
 func (c Config) EndpointURL() (string, error) {
 	ep, err := parseEndpoint(c.BaseURL)
 	if err != nil {
