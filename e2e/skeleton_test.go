@@ -84,7 +84,7 @@ func TestReadmeFlow(t *testing.T) {
 
 	bad := exec.Command(queryd, "search", "x", "--top-k", "99")
 	bad.Dir, bad.Env = root, env
-	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), "--top-k must be from 1 to 50") {
+	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), "top_k: must be from 1 to 50") {
 		t.Errorf("queryd search --top-k 99: err %v, output %s", err, out)
 	}
 }

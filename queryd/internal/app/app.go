@@ -9,10 +9,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
 	"strings"
 
 	"github.com/stratakb/stratakb/internal/config"
+	"github.com/stratakb/stratakb/queryd/internal/qerr"
+	searchpkg "github.com/stratakb/stratakb/queryd/internal/search"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -85,32 +86,11 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 }
 
-// SearchResult is one result as queryd search prints it.
-type SearchResult struct {
-	Rank       int     `json:"rank"`
-	ChunkID    int64   `json:"chunk_id"`
-	Ref        string  `json:"ref"`
-	Layer      string  `json:"layer"`
-	File       string  `json:"file"`
-	Lines      string  `json:"lines"`
-	Page       *int    `json:"page"`
-	ClausePath string  `json:"clause_path"`
-	Score      float64 `json:"score"`
-	Text       string  `json:"text"`
-}
-
-// SearchResponse is what queryd search prints.
-type SearchResponse struct {
-	Query   string         `json:"query"`
-	Layers  []string       `json:"layers,omitempty"`
-	Results []SearchResult `json:"results"`
-}
-
 func search(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("queryd search", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	layersFlag := fs.String("layers", "", "comma-separated layer names (default: all)")
-	topK := fs.Int("top-k", 5, "number of results, 1 to 50")
+	topK := fs.Int("top-k", searchpkg.DefaultTopK, "number of results, 1 to 50")
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -125,18 +105,14 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 		pos = append(pos, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	query := strings.TrimSpace(strings.Join(pos, " "))
-	if query == "" {
-		return usagef("search: a query is required: queryd search \"QUERY\"")
-	}
-	if *topK < 1 || *topK > 50 {
-		return usagef("search: --top-k must be from 1 to 50, got %s", strconv.Itoa(*topK))
-	}
-	var layers []string
+	req := searchpkg.Request{Query: strings.Join(pos, " "), TopK: *topK}
 	for _, l := range strings.Split(*layersFlag, ",") {
 		if l = strings.TrimSpace(l); l != "" {
-			layers = append(layers, l)
+			req.Layers = append(req.Layers, l)
 		}
+	}
+	if err := req.Validate(); err != nil {
+		return usagef("search: %v", err)
 	}
 	cfg, err := LoadConfig(getenv)
 	if err != nil {
@@ -147,40 +123,15 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	defer st.Close()
-	if len(layers) > 0 {
-		known, err := st.LayerNames(ctx)
-		if err != nil {
-			return err
-		}
-		for _, l := range layers {
-			if !contains(known, l) {
-				return usagef("search: --layers: no layer named %q (known: %s)", l, strings.Join(known, ", "))
-			}
-		}
+	resp, err := searchpkg.New(st).Search(ctx, req)
+	if qerr.KindOf(err) == qerr.Invalid {
+		return usagef("search: %v", err)
 	}
-	hits, err := st.SearchText(ctx, query, layers, *topK)
 	if err != nil {
 		return err
-	}
-	resp := SearchResponse{Query: query, Layers: layers, Results: []SearchResult{}}
-	for i, h := range hits {
-		resp.Results = append(resp.Results, SearchResult{
-			Rank: i + 1, ChunkID: h.ChunkID, Ref: h.Ref(), Layer: h.Layer, File: h.File,
-			Lines: fmt.Sprintf("%d-%d", h.LineStart, h.LineEnd), Page: h.Page, ClausePath: h.ClausePath,
-			Score: h.Score, Text: h.Text,
-		})
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(resp)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
