@@ -77,6 +77,11 @@ mkdir -p "$var/lib" "$var/models"
 ln -sfn "$var/npm/onnxruntime-node/package/bin/napi-v6/linux/x64/libonnxruntime.so.1" "$var/lib/libonnxruntime.so.1"
 ln -sfn "$var/npm/model-embeddings-en/package/dist" "$var/models/use-lite"
 
+# Real MCP clients for the end-to-end tests (npm, into var/e2e).
+if [[ -f "$root/scripts/setup-e2e.sh" ]]; then
+	bash "$root/scripts/setup-e2e.sh"
+fi
+
 if [[ -f "$root/go.mod" ]]; then
 	log "downloading Go modules"
 	(cd "$root" && go mod download)
