@@ -1,0 +1,145 @@
+package parsers
+
+/*
+#cgo LDFLAGS: -lgomp
+void omp_set_max_active_levels(int);
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/otiai10/gosseract/v2"
+)
+
+// Tesseract is built with OpenMP and would start several threads per page.
+// Parallelism comes from OCR-ing pages concurrently instead, one thread each:
+// OMP_THREAD_LIMIT=1 only works when set before the process starts (libgomp
+// reads it when it loads), so each OCR call also turns nested and top-level
+// OpenMP parallelism off for its own OS thread with
+// omp_set_max_active_levels(0), which makes every parallel region run on the
+// calling thread alone.
+var setOMPEnv sync.Once
+
+// ocrResult is the text tesseract read from one image.
+type ocrResult struct {
+	Text       string
+	Confidence float64 // mean word confidence, 0–100
+	Words      int
+}
+
+// clientPool keeps initialised tesseract clients per language between calls:
+// loading a language model costs more than OCR-ing a small image.
+var clientPool = struct {
+	sync.Mutex
+	idle map[string][]*gosseract.Client
+}{idle: map[string][]*gosseract.Client{}}
+
+func getClient(lang string) (*gosseract.Client, bool) {
+	clientPool.Lock()
+	defer clientPool.Unlock()
+	if cs := clientPool.idle[lang]; len(cs) > 0 {
+		c := cs[len(cs)-1]
+		clientPool.idle[lang] = cs[:len(cs)-1]
+		return c, true
+	}
+	c := gosseract.NewClient()
+	_ = c.SetLanguage(strings.Split(lang, "+")...)
+	return c, false
+}
+
+func putClient(lang string, c *gosseract.Client) {
+	clientPool.Lock()
+	defer clientPool.Unlock()
+	if len(clientPool.idle[lang]) >= 2*runtime.NumCPU() {
+		_ = c.Close()
+		return
+	}
+	clientPool.idle[lang] = append(clientPool.idle[lang], c)
+}
+
+// ocrImage recognises the text of one encoded image (PNG, JPEG, TIFF: what
+// leptonica reads). trusted says the image came from our own renderer: an
+// untrusted image always gets a fresh client, because a pooled client handed
+// an image leptonica cannot decode would pass a null image to tesseract,
+// whereas a fresh one reports the error.
+func ocrImage(lang string, img []byte, trusted bool) (res ocrResult, err error) {
+	setOMPEnv.Do(func() {
+		if os.Getenv("OMP_THREAD_LIMIT") == "" {
+			_ = os.Setenv("OMP_THREAD_LIMIT", "1")
+		}
+	})
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	C.omp_set_max_active_levels(0)
+
+	var c *gosseract.Client
+	if trusted {
+		c, _ = getClient(lang)
+	} else {
+		c = gosseract.NewClient()
+		_ = c.SetLanguage(strings.Split(lang, "+")...)
+	}
+	ok := false
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("tesseract panicked: %v", r)
+			ok = false
+		}
+		if ok {
+			putClient(lang, c)
+		} else {
+			_ = c.Close()
+		}
+	}()
+	if err := c.SetImageFromBytes(img); err != nil {
+		return ocrResult{}, fmt.Errorf("tesseract: %w", err)
+	}
+	boxes, err := c.GetBoundingBoxesVerbose()
+	if err != nil {
+		return ocrResult{}, fmt.Errorf("tesseract: %w", err)
+	}
+	ok = true
+	return assembleOCR(boxes), nil
+}
+
+// assembleOCR joins recognised words into lines (one space between words),
+// lines into paragraphs (one newline) and paragraphs and blocks with a blank
+// line, and averages the word confidences.
+func assembleOCR(boxes []gosseract.BoundingBox) ocrResult {
+	var b strings.Builder
+	var sum float64
+	n := 0
+	prevBlock, prevPar, prevLine := -1, -1, -1
+	for _, w := range boxes {
+		word := strings.TrimSpace(w.Word)
+		if word == "" {
+			continue
+		}
+		if n > 0 {
+			switch {
+			case w.BlockNum != prevBlock || w.ParNum != prevPar:
+				b.WriteString("\n\n")
+			case w.LineNum != prevLine:
+				b.WriteString("\n")
+			default:
+				b.WriteString(" ")
+			}
+		}
+		b.WriteString(word)
+		prevBlock, prevPar, prevLine = w.BlockNum, w.ParNum, w.LineNum
+		if w.Confidence >= 0 {
+			sum += w.Confidence
+		}
+		n++
+	}
+	res := ocrResult{Text: cleanText(b.String()), Words: n}
+	if n > 0 {
+		res.Confidence = sum / float64(n)
+	}
+	return res
+}

@@ -1,0 +1,329 @@
+package parsers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stratakb/stratakb/schema"
+)
+
+var testModTime = time.Date(2025, 6, 7, 23, 30, 0, 0, time.FixedZone("X", -5*3600))
+
+func parseFile(t *testing.T, path string, opt Options) (*schema.ParsedDoc, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Parse(context.Background(), path, data, testModTime, opt)
+}
+
+func mustParse(t *testing.T, path string, opt Options) *schema.ParsedDoc {
+	t.Helper()
+	doc, err := parseFile(t, path, opt)
+	if err != nil {
+		t.Fatalf("parse %s: %v", path, err)
+	}
+	checkSpans(t, doc)
+	return doc
+}
+
+// checkSpans asserts what every consumer of a ParsedDoc relies on.
+func checkSpans(t testing.TB, doc *schema.ParsedDoc) {
+	t.Helper()
+	if doc.BodyStart < 0 || doc.BodyStart > len(doc.Text) {
+		t.Fatalf("BodyStart %d outside text of %d bytes", doc.BodyStart, len(doc.Text))
+	}
+	prevEnd := 0
+	for i, p := range doc.Pages {
+		if p.Number != i+1 || p.Start < prevEnd || p.End < p.Start || p.End > len(doc.Text) {
+			t.Fatalf("page %d span %d-%d bad (previous end %d, text %d bytes)", p.Number, p.Start, p.End, prevEnd, len(doc.Text))
+		}
+		if i > 0 && doc.Text[prevEnd:p.Start] != PageSeparator {
+			t.Fatalf("page %d not preceded by the page separator: %q", p.Number, doc.Text[prevEnd:p.Start])
+		}
+		prevEnd = p.End
+	}
+	if len(doc.Pages) > 0 && prevEnd != len(doc.Text) {
+		t.Fatalf("last page ends at %d, text is %d bytes", prevEnd, len(doc.Text))
+	}
+}
+
+// goldenDoc is the JSON form of a ParsedDoc in golden files.
+func goldenJSON(t *testing.T, doc *schema.ParsedDoc) []byte {
+	t.Helper()
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+// TestGolden parses every text and PDF fixture in testdata and compares the
+// result with testdata/golden; -update rewrites the golden files.
+func TestGolden(t *testing.T) {
+	for _, name := range []string{"front-matter.md", "heading-title.md", "pep-like.rst", "plain.txt", "hello.pdf", "owner-only.pdf"} {
+		t.Run(name, func(t *testing.T) {
+			doc := mustParse(t, filepath.Join("testdata", name), Options{})
+			got := goldenJSON(t, doc)
+			golden := filepath.Join("testdata", "golden", name+".json")
+			if *update {
+				write(t, golden, got)
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./parsers -run TestGolden -update)", err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("%s differs from %s:\n%s", name, golden, lineDiff(string(want), string(got)))
+			}
+		})
+	}
+}
+
+// lineDiff shows the first differing lines of want and got.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	shown := 0
+	for i := 0; i < max(len(w), len(g)) && shown < 10; i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			b.WriteString("line " + itoa(i+1) + ":\n  - " + wl + "\n  + " + gl + "\n")
+			shown++
+		}
+	}
+	return b.String()
+}
+
+func itoa(i int) string    { return strings.TrimSpace(strings.Repeat(" ", 0) + jsonNum(i)) }
+func jsonNum(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+func TestMarkdownFrontMatter(t *testing.T) {
+	doc := mustParse(t, "testdata/front-matter.md", Options{})
+	if doc.Text[:4] != "---\n" {
+		t.Errorf("stored text must keep the front matter, starts %q", doc.Text[:10])
+	}
+	if !strings.HasPrefix(doc.Text[doc.BodyStart:], "# Database failover") {
+		t.Errorf("body starts at %q", doc.Text[doc.BodyStart:min(len(doc.Text), doc.BodyStart+30)])
+	}
+	if doc.Title != "Incident Runbook" {
+		t.Errorf("title %q", doc.Title)
+	}
+	// updated wins over date, and a timestamp keeps the date it was written in.
+	if doc.Date != "2026-03-04" || doc.DateSource != schema.DateSourceFrontMatter {
+		t.Errorf("date %q from %q", doc.Date, doc.DateSource)
+	}
+	want := []string{"runbooks/old-runbook.md", "runbooks/older.md"}
+	if strings.Join(doc.Supersedes, ",") != strings.Join(want, ",") {
+		t.Errorf("supersedes %q, want %q", doc.Supersedes, want)
+	}
+	var abs, escape bool
+	for _, w := range doc.Warnings {
+		abs = abs || strings.Contains(w, "/etc/passwd") && strings.Contains(w, "absolute")
+		escape = escape || strings.Contains(w, "../outside.md") && strings.Contains(w, "leaves the layer root")
+	}
+	if !abs || !escape {
+		t.Errorf("want warnings for the absolute and the escaping path, got %q", doc.Warnings)
+	}
+	if doc.Meta["owner"] != "sre-team" || doc.Meta["severity"] != "2" || doc.Meta["public"] != "false" {
+		t.Errorf("meta %v", doc.Meta)
+	}
+	if _, ok := doc.Meta["tags"]; ok {
+		t.Errorf("a list is not a scalar meta value: %v", doc.Meta)
+	}
+}
+
+func TestMarkdownDates(t *testing.T) {
+	cases := []struct{ fm, date, source string }{
+		{"date: 2026-03-04", "2026-03-04", "front_matter"},
+		{"date: 2026-03-04T10:00:00Z", "2026-03-04", "front_matter"},
+		{"date: 2026-03-04T23:30:00-05:00", "2026-03-04", "front_matter"},
+		{"date: 2026-03-04 10:00", "2026-03-04", "front_matter"},
+		{"date: 2026-03-04T10:00:00", "2026-03-04", "front_matter"},
+		{"date: !!timestamp 2026-03-04", "2026-03-04", "front_matter"},
+		{"date: \"2026-03-04\"", "2026-03-04", "front_matter"},
+		{"date: 2024-4-09", "2024-04-09", "front_matter"},
+		{"updated: 2026-05-01\ndate: 2026-03-04", "2026-05-01", "front_matter"},
+		{"updated: soon\ndate: 2026-03-04", "2026-03-04", "front_matter"},
+		{"date: next tuesday", "2025-06-08", "file"}, // modTime in UTC
+		{"title: no date", "2025-06-08", "file"},
+	}
+	for _, c := range cases {
+		data := []byte("---\n" + c.fm + "\n---\nbody\n")
+		doc, err := Parse(context.Background(), "x.md", data, testModTime, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Date != c.date || doc.DateSource != c.source {
+			t.Errorf("%q: date %q from %q, want %q from %q", c.fm, doc.Date, doc.DateSource, c.date, c.source)
+		}
+	}
+}
+
+func TestMarkdownTitleFromHeading(t *testing.T) {
+	doc := mustParse(t, "testdata/heading-title.md", Options{})
+	if doc.Title != "The Real Title" || doc.BodyStart != 0 {
+		t.Errorf("title %q body start %d", doc.Title, doc.BodyStart)
+	}
+}
+
+func TestPEPHeader(t *testing.T) {
+	doc := mustParse(t, "testdata/pep-like.rst", Options{})
+	if doc.Title != "A Made-Up Proposal For Tests" || doc.Date != "2001-07-05" || doc.DateSource != schema.DateSourceFrontMatter {
+		t.Errorf("title %q date %q from %q", doc.Title, doc.Date, doc.DateSource)
+	}
+	if doc.Meta["PEP"] != "9999" || !strings.Contains(doc.Meta["Author"], "Second Author") {
+		t.Errorf("meta %v", doc.Meta)
+	}
+	if !strings.HasPrefix(strings.TrimLeft(doc.Text[doc.BodyStart:], "\n"), "Abstract") {
+		t.Errorf("body starts %q", doc.Text[doc.BodyStart:])
+	}
+	plain := mustParse(t, "testdata/plain.txt", Options{})
+	if plain.Date != "2025-06-08" || plain.DateSource != schema.DateSourceFile || plain.Format != schema.FormatText {
+		t.Errorf("plain text: %+v", plain)
+	}
+}
+
+// TestBadFixtures checks what each broken file in fixtures/bad becomes.
+func TestBadFixtures(t *testing.T) {
+	cases := []struct {
+		file      string
+		permanent string // substring of the permanent error, or "" for a doc
+		warning   string // substring of a warning on the doc
+		body      string // text the body must still hold
+	}{
+		{"empty.md", "", "empty file", ""},
+		{"binary.md", "NUL byte at offset", "", ""},
+		{"latin1.txt", "invalid UTF-8 at offset 3", "", ""},
+		{"truncated.pdf", "corrupt PDF", "", ""},
+		{"not-a-pdf.pdf", "not a PDF", "", ""},
+		{"bad-image.png", "corrupt image", "", ""},
+		{"yaml-bomb.md", "", "excessive aliasing", "The body is indexed."},
+		{"malformed-front-matter.md", "", "invalid YAML", "Text after broken front matter."},
+		{"unterminated-front-matter.md", "", "never closed", "The body is still here."},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			start := time.Now()
+			doc, err := parseFile(t, filepath.Join("..", "fixtures", "bad", c.file), Options{})
+			if time.Since(start) > 5*time.Second {
+				t.Errorf("took %v", time.Since(start))
+			}
+			if c.permanent != "" {
+				if !errors.Is(err, ErrPermanent) || !strings.Contains(err.Error(), c.permanent) {
+					t.Fatalf("want permanent error containing %q, got %v", c.permanent, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSpans(t, doc)
+			if !strings.Contains(strings.Join(doc.Warnings, "\n"), c.warning) {
+				t.Errorf("warnings %q lack %q", doc.Warnings, c.warning)
+			}
+			if !strings.Contains(doc.Text[doc.BodyStart:], c.body) {
+				t.Errorf("body lost: %q", doc.Text[doc.BodyStart:])
+			}
+		})
+	}
+}
+
+func TestPDFTextLayer(t *testing.T) {
+	doc := mustParse(t, "testdata/hello.pdf", Options{})
+	if len(doc.Pages) != 3 || doc.Format != schema.FormatPDF {
+		t.Fatalf("pages %d format %s", len(doc.Pages), doc.Format)
+	}
+	p3 := doc.Text[doc.Pages[2].Start:doc.Pages[2].End]
+	if !strings.Contains(p3, "7.2 Either party may end this agreement with 30 days notice (in writing).") {
+		t.Errorf("page 3 text %q", p3)
+	}
+	if doc.Pages[1].Start != doc.Pages[1].End {
+		t.Errorf("blank page 2 has text %q", doc.Text[doc.Pages[1].Start:doc.Pages[1].End])
+	}
+	if w := strings.Join(doc.Warnings, "\n"); !strings.Contains(w, "page 2: blank page") {
+		t.Errorf("warnings %q", doc.Warnings)
+	}
+	if off := strings.Index(doc.Text, "Termination"); doc.PageAt(off) != 3 {
+		t.Errorf("Termination on page %d", doc.PageAt(off))
+	}
+}
+
+func TestEncryptedPDF(t *testing.T) {
+	_, err := parseFile(t, "testdata/encrypted.pdf", Options{})
+	if !errors.Is(err, ErrPermanent) || !strings.Contains(err.Error(), "password") {
+		t.Fatalf("want a permanent password error, got %v", err)
+	}
+	// Encrypted with an empty user password: readable, so it is read.
+	doc := mustParse(t, "testdata/owner-only.pdf", Options{})
+	if !strings.Contains(doc.Text, "7 Termination") {
+		t.Errorf("owner-only PDF text %q", doc.Text)
+	}
+}
+
+func TestOCR(t *testing.T) {
+	for _, name := range []string{"scan.png", "scan.pdf"} {
+		t.Run(name, func(t *testing.T) {
+			doc := mustParse(t, filepath.Join("testdata", name), Options{Concurrency: 2})
+			if len(doc.Pages) != 1 || doc.Pages[0].TextOrigin != schema.OriginOCR {
+				t.Fatalf("pages %+v", doc.Pages)
+			}
+			for _, want := range []string{"INVOICE 4711", "1250 EUR", "Payment within 30 days."} {
+				if !strings.Contains(doc.Text, want) {
+					t.Errorf("OCR text lacks %q: %q", want, doc.Text)
+				}
+			}
+			if c := doc.Pages[0].OCRConfidence; c < 70 || c > 100 {
+				t.Errorf("confidence %.1f", c)
+			}
+		})
+	}
+	doc := mustParse(t, "testdata/scan.pdf", Options{NoOCR: true})
+	if doc.Text != "" || !strings.Contains(strings.Join(doc.Warnings, "\n"), "OCR is off") {
+		t.Errorf("without OCR: text %q warnings %q", doc.Text, doc.Warnings)
+	}
+}
+
+func TestLimitsAndCancel(t *testing.T) {
+	_, err := Parse(context.Background(), "big.md", make([]byte, 2048), testModTime, Options{MaxFileSize: 1024})
+	if !errors.Is(err, ErrPermanent) || !strings.Contains(err.Error(), "limit") {
+		t.Errorf("too large: %v", err)
+	}
+	_, err = Parse(context.Background(), "notes.docx", []byte("x"), testModTime, Options{})
+	if !errors.Is(err, ErrPermanent) || !strings.Contains(err.Error(), "unsupported") {
+		t.Errorf("unsupported: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	data, _ := os.ReadFile("testdata/scan.pdf")
+	_, err = Parse(ctx, "testdata/scan.pdf", data, testModTime, Options{})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrPermanent) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
+
+func TestSupported(t *testing.T) {
+	for path, want := range map[string]bool{
+		"a.md": true, "b.MARKDOWN": true, "c.txt": true, "d.rst": true, "e.PDF": true,
+		"f.png": true, "g.jpeg": true, "h.JPG": true, "i.tif": true, "j.tiff": true,
+		"k.docx": false, "Makefile": false, "l.md.bak": false,
+	} {
+		if Supported(path) != want {
+			t.Errorf("Supported(%q) = %v", path, !want)
+		}
+	}
+}

@@ -1,0 +1,543 @@
+package parsers
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ledongthuc/pdf"
+
+	"github.com/stratakb/stratakb/schema"
+)
+
+// PageSeparator joins the pages of a PDF in ParsedDoc.Text: a form feed on a
+// line of its own. Page spans exclude it.
+const PageSeparator = "\n\f\n"
+
+// How a PDF page's text was obtained, in the order they are tried.
+const (
+	methodGo        = "go"        // github.com/ledongthuc/pdf read the text layer
+	methodPdftotext = "pdftotext" // poppler's pdftotext read the text layer
+	methodOCR       = "ocr"       // the page was rendered and OCR'd
+	methodBlank     = "blank"     // nothing found: an empty page
+	methodFailed    = "failed"    // every extractor failed; the page is empty
+)
+
+// pageResult is what happened to one PDF page.
+type pageResult struct {
+	Text       string
+	Method     string
+	Why        string // why the previous extractor was not enough
+	Confidence float64
+	thin       bool
+}
+
+// parsePDF extracts each page's text: the Go reader first, pdftotext where
+// the Go reader fails or returns unusable text, OCR where neither finds
+// usable text. It also returns what happened to each page.
+func parsePDF(ctx context.Context, path string, data []byte, opt Options) (*schema.ParsedDoc, []pageResult, error) {
+	name := filepath.Base(path)
+	if len(data) == 0 {
+		return nil, nil, permanentf("parse pdf %s: empty file (0 bytes)", name)
+	}
+	if !bytes.Contains(data[:min(len(data), 1024)], []byte("%PDF-")) {
+		return nil, nil, permanentf("parse pdf %s: not a PDF (no %%PDF- header)", name)
+	}
+	src := &pdfSource{path: path, data: data}
+	defer src.cleanup()
+
+	pages, goErr := goExtract(ctx, data)
+	if errors.Is(goErr, pdf.ErrInvalidPassword) {
+		return nil, nil, permanentf("parse pdf %s: encrypted, needs a password", name)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	if goErr != nil {
+		// The Go reader could not open the document: ask poppler whether it can.
+		n, err := popplerPageCount(ctx, src)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
+			var pe *permanentError
+			if errors.As(err, &pe) {
+				return nil, nil, permanentf("parse pdf %s: %w (Go reader: %v)", name, err, goErr)
+			}
+			return nil, nil, fmt.Errorf("parse pdf %s: %w", name, err)
+		}
+		pages = make([]pageResult, n)
+		for i := range pages {
+			pages[i].Why = "Go reader cannot open the file: " + shortErr(goErr)
+		}
+	}
+
+	// pdftotext for every page the Go reader did not read.
+	var retry []int
+	for i, p := range pages {
+		if p.Method == "" {
+			retry = append(retry, i)
+		}
+	}
+	if len(retry) > 0 {
+		if err := popplerText(ctx, src, pages, retry); err != nil {
+			return nil, nil, fmt.Errorf("parse pdf %s: %w", name, err)
+		}
+	}
+
+	// OCR for every page still without text, and for thin text layers that
+	// may sit on a scanned image.
+	var ocr []int
+	for i, p := range pages {
+		if p.Method == "" || p.thin {
+			ocr = append(ocr, i)
+		}
+	}
+	if len(ocr) > 0 && !opt.NoOCR {
+		if err := ocrPages(ctx, src, pages, ocr, opt); err != nil {
+			return nil, nil, fmt.Errorf("parse pdf %s: %w", name, err)
+		}
+	}
+	for i := range pages {
+		if pages[i].Method == "" {
+			pages[i].Method = methodBlank
+			if opt.NoOCR && pages[i].Why != "no text" {
+				pages[i].Method = methodFailed
+			}
+		}
+	}
+	return assemblePDF(pages, opt), pages, nil
+}
+
+// goExtract reads every page's text layer with github.com/ledongthuc/pdf.
+// Pages whose text is unusable are left with an empty Method and a Why. A
+// panic inside the library fails that page, or the document when it happens
+// while opening.
+func goExtract(ctx context.Context, data []byte) (pages []pageResult, err error) {
+	r, err := openGo(data)
+	if err != nil {
+		return nil, err
+	}
+	n, err := goNumPages(r)
+	if err != nil {
+		return nil, err
+	}
+	if n <= 0 {
+		return nil, errors.New("document has no pages")
+	}
+	if n > 100000 {
+		return nil, fmt.Errorf("document claims %d pages", n)
+	}
+	pages = make([]pageResult, n)
+	fonts := map[string]*pdf.Font{}
+	for i := range pages {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		text, err := goPageText(r, i+1, fonts)
+		if err != nil {
+			pages[i].Why = "Go reader failed: " + shortErr(err)
+			continue
+		}
+		q := judgeText(text)
+		if !q.OK {
+			pages[i].Why = "Go reader: " + q.Reason
+			continue
+		}
+		pages[i] = pageResult{Text: cleanText(text), Method: methodGo, thin: q.Thin}
+	}
+	return pages, nil
+}
+
+func openGo(data []byte) (r *pdf.Reader, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			r, err = nil, fmt.Errorf("malformed PDF: %v", x)
+		}
+	}()
+	return pdf.NewReader(bytes.NewReader(data), int64(len(data)))
+}
+
+func goNumPages(r *pdf.Reader) (n int, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			n, err = 0, fmt.Errorf("malformed page tree: %v", x)
+		}
+	}()
+	return r.NumPage(), nil
+}
+
+func goPageText(r *pdf.Reader, num int, fonts map[string]*pdf.Font) (text string, err error) {
+	defer func() {
+		if x := recover(); x != nil {
+			text, err = "", fmt.Errorf("panic: %v", x)
+		}
+	}()
+	p := r.Page(num)
+	if p.V.IsNull() {
+		return "", errors.New("page not found in the page tree")
+	}
+	for name, f := range p.Fonts() {
+		_ = name
+		if _, ok := fonts[f]; !ok {
+			font := p.Font(f)
+			fonts[f] = &font
+		}
+	}
+	return p.GetPlainText(fonts)
+}
+
+// pdfSource gives poppler a file to read: the file at path when it still
+// holds the bytes being parsed, else a temporary copy of them.
+type pdfSource struct {
+	path string
+	data []byte
+	tmp  string
+	once sync.Once
+	err  error
+}
+
+func (s *pdfSource) file() (string, error) {
+	s.once.Do(func() {
+		if fi, err := os.Stat(s.path); s.path != "" && err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(s.data)) {
+			s.tmp = ""
+			return
+		}
+		f, err := os.CreateTemp("", "strata-*.pdf")
+		if err != nil {
+			s.err = fmt.Errorf("copy pdf for poppler: %w", err)
+			return
+		}
+		s.tmp = f.Name()
+		if _, err := f.Write(s.data); err != nil {
+			s.err = fmt.Errorf("copy pdf for poppler: %w", err)
+		}
+		if err := f.Close(); err != nil && s.err == nil {
+			s.err = fmt.Errorf("copy pdf for poppler: %w", err)
+		}
+	})
+	if s.err != nil {
+		return "", s.err
+	}
+	if s.tmp != "" {
+		return s.tmp, nil
+	}
+	return s.path, nil
+}
+
+func (s *pdfSource) cleanup() {
+	if s.tmp != "" {
+		_ = os.Remove(s.tmp)
+	}
+}
+
+// runTool runs a poppler tool and returns its standard output. A tool that is
+// not installed is a transient error (the setup is incomplete, the file is
+// not at fault).
+func runTool(ctx context.Context, name string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, fmt.Errorf("%s is not installed (Debian package poppler-utils): %w", name, err)
+		}
+		msg := strings.TrimSpace(stderr.String())
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		return stdout.Bytes(), &toolError{tool: name, msg: msg, err: err}
+	}
+	return stdout.Bytes(), nil
+}
+
+// toolError is a poppler tool exiting with an error on this file.
+type toolError struct {
+	tool, msg string
+	err       error
+}
+
+func (e *toolError) Error() string {
+	if e.msg == "" {
+		return e.tool + ": " + e.err.Error()
+	}
+	return e.tool + ": " + e.msg
+}
+func (e *toolError) Unwrap() error { return e.err }
+
+var pagesLine = regexp.MustCompile(`(?m)^Pages:\s+(\d+)`)
+
+// popplerPageCount asks pdfinfo for the page count. A file poppler cannot
+// open either is corrupt (or needs a password): a permanent error.
+func popplerPageCount(ctx context.Context, src *pdfSource) (int, error) {
+	f, err := src.file()
+	if err != nil {
+		return 0, err
+	}
+	out, err := runTool(ctx, "pdfinfo", f)
+	var te *toolError
+	if errors.As(err, &te) {
+		if strings.Contains(strings.ToLower(te.msg), "password") {
+			return 0, permanentf("encrypted, needs a password")
+		}
+		return 0, permanentf("corrupt PDF: %s", te.msg)
+	}
+	if err != nil {
+		return 0, err
+	}
+	m := pagesLine.FindSubmatch(out)
+	if m == nil {
+		return 0, permanentf("corrupt PDF: pdfinfo reports no page count")
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	if n <= 0 {
+		return 0, permanentf("PDF has no pages")
+	}
+	return n, nil
+}
+
+// popplerText runs pdftotext on the pages listed in idx (0-based), page by
+// page for a few pages, else once for the whole document split at its form
+// feeds.
+func popplerText(ctx context.Context, src *pdfSource, pages []pageResult, idx []int) error {
+	f, err := src.file()
+	if err != nil {
+		return err
+	}
+	texts := map[int]string{}
+	failed := map[int]string{}
+	if len(idx) > 3 {
+		out, err := runTool(ctx, "pdftotext", "-enc", "UTF-8", f, "-")
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var te *toolError
+		if err != nil && !errors.As(err, &te) {
+			return err
+		}
+		parts := strings.Split(string(out), "\f")
+		// pdftotext ends every page with a form feed.
+		if err == nil && len(parts) == len(pages)+1 {
+			for _, i := range idx {
+				texts[i] = parts[i]
+			}
+		}
+	}
+	for _, i := range idx {
+		if _, ok := texts[i]; ok {
+			continue
+		}
+		n := strconv.Itoa(i + 1)
+		out, err := runTool(ctx, "pdftotext", "-enc", "UTF-8", "-f", n, "-l", n, f, "-")
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var te *toolError
+		switch {
+		case errors.As(err, &te):
+			failed[i] = te.Error()
+		case err != nil:
+			return err
+		default:
+			texts[i] = string(out)
+		}
+	}
+	for _, i := range idx {
+		if msg, ok := failed[i]; ok {
+			pages[i].Why += "; " + msg
+			continue
+		}
+		q := judgeText(texts[i])
+		if !q.OK {
+			pages[i].Why += "; pdftotext: " + q.Reason
+			continue
+		}
+		pages[i].Text = cleanText(texts[i])
+		pages[i].Method = methodPdftotext
+		pages[i].thin = q.Thin
+	}
+	return nil
+}
+
+// ocrPages renders the pages listed in idx with pdftoppm and OCRs them,
+// opt.Concurrency pages at a time. A thin text layer is replaced only when
+// OCR finds clearly more text than it.
+func ocrPages(ctx context.Context, src *pdfSource, pages []pageResult, idx []int, opt Options) error {
+	f, err := src.file()
+	if err != nil {
+		return err
+	}
+	work := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var fatal error
+	workers := min(opt.Concurrency, len(idx))
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				res, why, err := ocrPDFPage(ctx, f, i+1, opt)
+				mu.Lock()
+				switch {
+				case err != nil:
+					if fatal == nil {
+						fatal = err
+					}
+				case why != "":
+					if pages[i].Method == "" {
+						pages[i].Why += "; " + why
+					}
+				case pages[i].Method == "" || res.Words > 2*len(strings.Fields(pages[i].Text)):
+					pages[i] = pageResult{Text: res.Text, Method: methodOCR, Why: pages[i].Why, Confidence: res.Confidence}
+					if pages[i].Why == "" {
+						pages[i].Why = "text layer almost empty"
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, i := range idx {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fatal
+}
+
+// ocrPDFPage renders one page and OCRs it. why is set when the page yields no
+// usable text; err only for failures that are not the page's fault
+// (cancellation, missing tools, a language tesseract lacks).
+func ocrPDFPage(ctx context.Context, file string, num int, opt Options) (res ocrResult, why string, err error) {
+	n := strconv.Itoa(num)
+	img, err := runTool(ctx, "pdftoppm", "-r", strconv.Itoa(opt.DPI), "-f", n, "-l", n, "-gray", "-png", file)
+	var te *toolError
+	if errors.As(err, &te) {
+		return ocrResult{}, "render failed: " + te.Error(), nil
+	}
+	if err != nil {
+		return ocrResult{}, "", err
+	}
+	if len(img) == 0 {
+		return ocrResult{}, "render produced no image", nil
+	}
+	res, err = ocrImage(opt.OCRLanguage, img, true)
+	if err != nil {
+		return ocrResult{}, "", fmt.Errorf("ocr page %d: %w", num, err)
+	}
+	if q := judgeText(res.Text); !q.OK {
+		return ocrResult{}, "OCR: " + q.Reason, nil
+	}
+	return res, "", nil
+}
+
+// assemblePDF joins the pages with PageSeparator and writes the warnings.
+func assemblePDF(pages []pageResult, opt Options) *schema.ParsedDoc {
+	doc := &schema.ParsedDoc{Format: schema.FormatPDF, Meta: map[string]string{}}
+	var b strings.Builder
+	for i, p := range pages {
+		if i > 0 {
+			b.WriteString(PageSeparator)
+		}
+		start := b.Len()
+		b.WriteString(p.Text)
+		pg := schema.Page{Number: i + 1, Start: start, End: b.Len(), TextOrigin: schema.OriginText}
+		if p.Method == methodOCR {
+			pg.TextOrigin = schema.OriginOCR
+			pg.OCRConfidence = p.Confidence
+		}
+		doc.Pages = append(doc.Pages, pg)
+	}
+	doc.Text = b.String()
+	doc.Warnings = pdfWarnings(pages, opt)
+	return doc
+}
+
+// pdfWarnings groups pages by what happened to them, e.g.
+// "pages 3-5, 9: text from OCR (Go reader: no text; pdftotext: no text)".
+func pdfWarnings(pages []pageResult, opt Options) []string {
+	type group struct {
+		pages []int
+		conf  float64
+	}
+	groups := map[string]*group{}
+	for i, p := range pages {
+		var msg string
+		switch p.Method {
+		case methodGo:
+			continue
+		case methodPdftotext:
+			msg = "text from pdftotext (" + p.Why + ")"
+		case methodOCR:
+			msg = "text from OCR (" + strings.TrimPrefix(p.Why, "; ") + ")"
+		case methodBlank:
+			msg = "blank page, no text found"
+		case methodFailed:
+			msg = "no usable text layer and OCR is off (" + p.Why + ")"
+		}
+		g := groups[msg]
+		if g == nil {
+			g = &group{}
+			groups[msg] = g
+		}
+		g.pages = append(g.pages, i+1)
+		g.conf += p.Confidence
+	}
+	var out []string
+	for msg, g := range groups {
+		if strings.HasPrefix(msg, "text from OCR") {
+			msg = fmt.Sprintf("%s, mean confidence %.0f", msg, g.conf/float64(len(g.pages)))
+		}
+		out = append(out, pageRanges(g.pages)+": "+msg)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// pageRanges formats sorted page numbers as "page 3" or "pages 1-4, 7".
+func pageRanges(p []int) string {
+	var parts []string
+	for i := 0; i < len(p); {
+		j := i
+		for j+1 < len(p) && p[j+1] == p[j]+1 {
+			j++
+		}
+		if i == j {
+			parts = append(parts, strconv.Itoa(p[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", p[i], p[j]))
+		}
+		i = j + 1
+	}
+	if len(p) == 1 {
+		return "page " + parts[0]
+	}
+	return "pages " + strings.Join(parts, ", ")
+}
+
+func shortErr(err error) string {
+	s := err.Error()
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return strings.ToValidUTF8(s, "")
+}

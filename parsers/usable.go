@@ -1,0 +1,91 @@
+package parsers
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Thresholds of the usable-text test. A page's text layer is used as is only
+// when it passes; otherwise the next extractor is tried.
+const (
+	maxBadRatio      = 0.05 // replacement, control and private-use characters
+	minAlnumRatio    = 0.40 // letters and digits among non-space characters
+	maxMeanWordLen   = 25   // non-space characters per whitespace-separated word
+	minRunTogether   = 200  // the word-length test needs this much text
+	thinTextMaxRunes = 16   // a text layer this thin may hide a scanned page
+)
+
+// textQuality is the verdict of the usable-text test on one page.
+type textQuality struct {
+	OK     bool
+	Thin   bool   // usable, but so little text that the page may be a scan
+	Reason string // why the text is not usable
+}
+
+// judgeText decides whether extracted text is real text. Text is unusable
+// when it is empty; when more than 5 % of its characters are U+FFFD, control
+// characters or private-use code points (undecoded CID glyphs); when fewer
+// than 40 % of its non-space characters are letters or digits (glyph indices
+// rendered as punctuation); or when its words average over 25 characters
+// (text drawn glyph by glyph without spaces, run together).
+func judgeText(s string) textQuality {
+	var n, bad, alnum, words int
+	inWord := false
+	for _, r := range s {
+		if r == ' ' || r == '\n' || r == '\t' || r == '\r' || r == '\f' || unicode.IsSpace(r) {
+			inWord = false
+			continue
+		}
+		if !inWord {
+			words++
+			inWord = true
+		}
+		n++
+		switch {
+		case r == utf8.RuneError, unicode.IsControl(r), unicode.Is(unicode.Co, r), r >= 0xFFF0 && r <= 0xFFFF:
+			bad++
+		case unicode.IsLetter(r), unicode.IsDigit(r):
+			alnum++
+		}
+	}
+	switch {
+	case n == 0:
+		return textQuality{Reason: "no text"}
+	case float64(bad) > maxBadRatio*float64(n):
+		return textQuality{Reason: "garbled: undecodable characters"}
+	case float64(alnum) < minAlnumRatio*float64(n):
+		return textQuality{Reason: "garbled: too few letters or digits"}
+	case n >= minRunTogether && n/words > maxMeanWordLen:
+		return textQuality{Reason: "words run together"}
+	}
+	return textQuality{OK: true, Thin: n <= thinTextMaxRunes}
+}
+
+// cleanText normalises extracted page text for storage: valid UTF-8, "\n"
+// line ends, no control characters but tab and newline (a form feed would be
+// confused with the page separator), no trailing spaces on lines, and no
+// leading or trailing blank lines.
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r == '\r' || r == '\f' || r == '\v':
+			b.WriteByte('\n')
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case unicode.IsControl(r):
+			// dropped
+		default:
+			b.WriteRune(r)
+		}
+	}
+	lines := strings.Split(b.String(), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " \t")
+	}
+	return strings.Trim(strings.Join(lines, "\n"), "\n")
+}
