@@ -40,6 +40,7 @@ type IngestFileWorker struct {
 	pool     *pgxpool.Pool
 	pipeline Pipeline
 	logger   *slog.Logger
+	model    string // embedding model to enqueue new chunks for; "" when none
 }
 
 // Timeout bounds the work on one file: a pathological PDF cannot stall a layer.
@@ -92,7 +93,18 @@ func (w *IngestFileWorker) Work(ctx context.Context, job *river.Job[IngestFileAr
 	if err != nil {
 		return w.fail(ctx, job, layer.ID, facts, err)
 	}
-	n, err := storeDocument(ctx, w.pool, layer.ID, a.Path, facts, doc, secs, chunks, w.pipeline)
+	n, err := storeDocument(ctx, w.pool, layer.ID, a.Path, facts, doc, secs, chunks, w.pipeline,
+		func(tx pgx.Tx, docID int64, inserted int) error {
+			if inserted == 0 || w.model == "" {
+				return nil
+			}
+			client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+			if err != nil {
+				return err
+			}
+			_, err = client.InsertTx(ctx, tx, EmbedArgs{LayerID: layer.ID, DocumentID: docID, Model: w.model}, nil)
+			return err
+		})
 	if err != nil {
 		return fmt.Errorf("store %s: %w", a.Path, err)
 	}
@@ -225,7 +237,8 @@ func recordFailure(ctx context.Context, pool *pgxpool.Pool, layerID int64, rel s
 // their id and vectors); only new text gets new rows. It returns the number
 // of chunks.
 func storeDocument(ctx context.Context, pool *pgxpool.Pool, layerID int64, rel string, facts fileFacts,
-	doc *schema.ParsedDoc, secs []schema.Section, chunks []schema.Chunk, p Pipeline) (int, error) {
+	doc *schema.ParsedDoc, secs []schema.Section, chunks []schema.Chunk, p Pipeline,
+	after func(tx pgx.Tx, docID int64, inserted int) error) (int, error) {
 	meta := map[string]string{}
 	for k, v := range doc.Meta {
 		meta[k] = v
@@ -304,7 +317,14 @@ func storeDocument(ctx context.Context, pool *pgxpool.Pool, layerID int64, rel s
 				return fmt.Errorf("save sections: %w", err)
 			}
 		}
-		return replaceChunks(ctx, tx, docID, layerID, doc, chunks, meta)
+		inserted, err := replaceChunks(ctx, tx, docID, layerID, doc, chunks, meta)
+		if err != nil {
+			return err
+		}
+		if after != nil {
+			return after(tx, docID, inserted)
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, err
@@ -314,11 +334,12 @@ func storeDocument(ctx context.Context, pool *pgxpool.Pool, layerID int64, rel s
 
 // replaceChunks matches the new chunks to the stored ones by content hash:
 // a match keeps its row and gets its new position; stored chunks without a
-// match are deleted; new text is inserted.
-func replaceChunks(ctx context.Context, tx pgx.Tx, docID, layerID int64, doc *schema.ParsedDoc, chunks []schema.Chunk, meta map[string]string) error {
+// match are deleted; new text is inserted. It returns how many chunks it
+// inserted.
+func replaceChunks(ctx context.Context, tx pgx.Tx, docID, layerID int64, doc *schema.ParsedDoc, chunks []schema.Chunk, meta map[string]string) (int, error) {
 	rows, err := tx.Query(ctx, `SELECT id, content_hash FROM strata.chunks WHERE document_id = $1 ORDER BY ord`, docID)
 	if err != nil {
-		return fmt.Errorf("read stored chunks: %w", err)
+		return 0, fmt.Errorf("read stored chunks: %w", err)
 	}
 	oldByHash := map[string][]int64{}
 	var oldIDs []int64
@@ -327,14 +348,14 @@ func replaceChunks(ctx context.Context, tx pgx.Tx, docID, layerID int64, doc *sc
 		var h []byte
 		if err := rows.Scan(&id, &h); err != nil {
 			rows.Close()
-			return fmt.Errorf("read stored chunks: %w", err)
+			return 0, fmt.Errorf("read stored chunks: %w", err)
 		}
 		oldByHash[string(h)] = append(oldByHash[string(h)], id)
 		oldIDs = append(oldIDs, id)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read stored chunks: %w", err)
+		return 0, fmt.Errorf("read stored chunks: %w", err)
 	}
 
 	kept := map[int64]bool{}
@@ -369,7 +390,7 @@ func replaceChunks(ctx context.Context, tx pgx.Tx, docID, layerID int64, doc *sc
 			if _, err := tx.Exec(ctx, `UPDATE strata.chunks SET ord = $2, start_off = $3, end_off = $4,
 				line_start = $5, line_end = $6, page = $7, clause_path = $8, text_origin = $9, metadata = $10
 				WHERE id = $1`, id, c.Ordinal, c.Start, c.End, c.LineStart, c.LineEnd, page, c.ClausePath, origin, md); err != nil {
-				return fmt.Errorf("update chunk %d: %w", id, err)
+				return 0, fmt.Errorf("update chunk %d: %w", id, err)
 			}
 			continue
 		}
@@ -384,7 +405,7 @@ func replaceChunks(ctx context.Context, tx pgx.Tx, docID, layerID int64, doc *sc
 	}
 	if len(drop) > 0 {
 		if _, err := tx.Exec(ctx, `DELETE FROM strata.chunks WHERE id = ANY($1)`, drop); err != nil {
-			return fmt.Errorf("delete old chunks: %w", err)
+			return 0, fmt.Errorf("delete old chunks: %w", err)
 		}
 	}
 	if len(insert) > 0 {
@@ -392,10 +413,10 @@ func replaceChunks(ctx context.Context, tx pgx.Tx, docID, layerID int64, doc *sc
 			[]string{"document_id", "layer_id", "ord", "start_off", "end_off", "line_start", "line_end",
 				"page", "clause_path", "text_origin", "text", "content_hash", "metadata"},
 			pgx.CopyFromRows(insert)); err != nil {
-			return fmt.Errorf("insert chunks: %w", err)
+			return 0, fmt.Errorf("insert chunks: %w", err)
 		}
 	}
-	return nil
+	return len(insert), nil
 }
 
 func originOr(o string) string {

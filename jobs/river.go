@@ -40,14 +40,32 @@ type ClientConfig struct {
 	Workers  int // concurrent jobs; 0 makes an insert-only client
 	Logger   *slog.Logger
 	Pipeline Pipeline
+	// Vectorizer embeds chunks; nil when the model could not be loaded, in
+	// which case VectorizerErr says why and chunks stay pending.
+	Vectorizer    Vectorizer
+	VectorizerErr error
+	// EmbedBatch is the number of chunks embedded per batch (default 32).
+	EmbedBatch int
 }
 
 // NewClient builds a River client with StrataKB's workers registered. With
 // Workers == 0 the client can only insert jobs.
 func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], error) {
+	if cfg.EmbedBatch <= 0 {
+		cfg.EmbedBatch = 32
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	model := ""
+	if cfg.Vectorizer != nil {
+		model = cfg.Vectorizer.Model().Name
+	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &IngestLayerWorker{pool: pool, pipeline: cfg.Pipeline})
-	river.AddWorker(workers, &IngestFileWorker{pool: pool, pipeline: cfg.Pipeline, logger: cfg.Logger})
+	river.AddWorker(workers, &IngestFileWorker{pool: pool, pipeline: cfg.Pipeline, logger: cfg.Logger, model: model})
+	river.AddWorker(workers, &EmbedWorker{pool: pool, vec: cfg.Vectorizer, loadErr: cfg.VectorizerErr,
+		batchSize: cfg.EmbedBatch, logger: cfg.Logger})
 	rc := &river.Config{
 		Schema:  RiverSchema,
 		Workers: workers,

@@ -18,7 +18,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/ingestd/internal/pipeline"
+	"github.com/stratakb/stratakb/internal/embedding"
 	"github.com/stratakb/stratakb/jobs"
 )
 
@@ -116,6 +118,7 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	pool   *pgxpool.Pool
+	emb    embed.Embedder // loaded by clientConfig, closed by close
 }
 
 // connect opens the pool and migrates the database, as every daemon does at
@@ -143,6 +146,33 @@ func (e *env) close() {
 	if e.pool != nil {
 		e.pool.Close()
 	}
+	if e.emb != nil {
+		_ = embed.Close(e.emb)
+	}
+}
+
+// clientConfig loads the embedding model for workers. When it cannot be
+// loaded, ingestion goes on: chunks are stored and their vectors stay
+// pending until a process with a working model fills them in.
+func (e *env) clientConfig(ctx context.Context, workers int) jobs.ClientConfig {
+	cc := jobs.ClientConfig{Workers: workers, Logger: quietLogger(e.logger), Pipeline: e.pipeline(),
+		EmbedBatch: e.cfg.Embed.BatchSize}
+	if workers == 0 {
+		return cc
+	}
+	emb, err := embedding.Load(e.cfg.Embed, e.logger)
+	if err == nil {
+		var mi embed.ModelInfo
+		if mi, err = embed.ResolveModel(ctx, emb); err == nil && mi.Name != "" {
+			e.emb = emb
+			cc.Vectorizer = jobs.SingleVector(emb)
+			return cc
+		}
+		_ = embed.Close(emb)
+	}
+	cc.VectorizerErr = err
+	e.logger.Warn("embedding model unavailable: documents are stored and their vectors stay pending", "error", err)
+	return cc
 }
 
 func (e *env) pipeline() jobs.Pipeline {
@@ -349,7 +379,8 @@ func (e *env) runIngest(ctx context.Context, layers []jobs.Layer, wait bool) err
 	if wait {
 		workers = e.cfg.Workers
 	}
-	client, err := jobs.NewClient(e.pool, jobs.ClientConfig{Workers: workers, Logger: quietLogger(e.logger), Pipeline: e.pipeline()})
+	cc := e.clientConfig(ctx, workers)
+	client, err := jobs.NewClient(e.pool, cc)
 	if err != nil {
 		return err
 	}
@@ -377,6 +408,21 @@ func (e *env) runIngest(ctx context.Context, layers []jobs.Layer, wait bool) err
 		}
 		if err := e.summary(ctx, l, p); err != nil {
 			return err
+		}
+		if cc.Vectorizer != nil {
+			model := cc.Vectorizer.Model().Name
+			// Chunks stored while no model was available, or before a model
+			// change, are embedded now too.
+			if active, err := jobs.ActiveEmbedJobs(ctx, e.pool, l.ID); err != nil {
+				return err
+			} else if active == 0 {
+				if _, err := client.Insert(ctx, jobs.EmbedArgs{LayerID: l.ID, Model: model}, nil); err != nil {
+					return fmt.Errorf("enqueue embedding of layer %s: %w", l.Name, err)
+				}
+			}
+			if err := e.waitVectors(ctx, l, model); err != nil {
+				return err
+			}
 		}
 		if p.Status == "failed" || p.Failed > 0 {
 			failed = true

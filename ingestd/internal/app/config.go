@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"runtime"
 
+	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/config"
 )
 
@@ -14,6 +15,10 @@ type Config struct {
 	LogLevel    slog.Level // LOG_LEVEL
 	Workers     int        // INGEST_WORKERS: files processed at once
 	MaxFileMB   int        // INGEST_MAX_FILE_MB: larger files are refused
+	// Embed configures the embedding provider (EMBEDDING_PROVIDER and the
+	// other EMBEDDING_* variables, STRATA_LOCAL_ONLY, STRATA_MODEL_DIR,
+	// ONNXRUNTIME_LIB).
+	Embed embed.Config
 }
 
 // LoadConfig builds the configuration: defaults, then the environment, then
@@ -31,6 +36,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.MaxFileMB, err = config.Int(getenv, "INGEST_MAX_FILE_MB", c.MaxFileMB, 1, 10240); err != nil {
+		return c, err
+	}
+	if c.Embed, err = embed.ConfigFromEnv(getenv); err != nil {
 		return c, err
 	}
 	return c, c.Validate()

@@ -143,3 +143,49 @@ func round(d time.Duration) time.Duration {
 	}
 	return d.Round(10 * time.Millisecond)
 }
+
+// waitVectors waits until the layer's chunks all have a vector of model, or
+// no embedding job for the layer is left to run (it failed: the vectors stay
+// pending and 'ingestd status' says so).
+func (e *env) waitVectors(ctx context.Context, l jobs.Layer, model string) error {
+	tty := isTerminal(e.stdout)
+	last := ""
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		pending, err := jobs.PendingVectors(ctx, e.pool, model)
+		if err != nil {
+			return err
+		}
+		left := pending[l.ID]
+		active, err := jobs.ActiveEmbedJobs(ctx, e.pool, l.ID)
+		if err != nil {
+			return err
+		}
+		line := fmt.Sprintf("%s: embedding with %s, %d chunks left", l.Name, model, left)
+		if left == 0 {
+			line = fmt.Sprintf("%s: every chunk has a vector of %s", l.Name, model)
+		} else if active == 0 {
+			line = fmt.Sprintf("%s: %d chunks have no vector of %s yet ('ingestd status' shows why; 'ingestd serve' retries)", l.Name, left, model)
+		}
+		if line != last {
+			if tty {
+				fmt.Fprintf(e.stdout, "\r\033[K%s", line)
+			} else {
+				fmt.Fprintln(e.stdout, line)
+			}
+			last = line
+		}
+		if left == 0 || active == 0 {
+			if tty {
+				fmt.Fprintln(e.stdout)
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("stopped while embedding layer %s: %w", l.Name, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}

@@ -28,6 +28,10 @@ func (e *env) status(ctx context.Context, args []string) error {
 			(SELECT count(*) FROM strata.documents d WHERE d.layer_id = l.id AND d.status = 'ok'),
 			(SELECT count(*) FROM strata.documents d WHERE d.layer_id = l.id AND d.status = 'failed'),
 			(SELECT count(*) FROM strata.chunks c WHERE c.layer_id = l.id),
+			coalesce((SELECT string_agg(lm.model || ' ' || (SELECT count(*) FROM strata.chunks c WHERE c.layer_id = l.id
+				AND NOT EXISTS (SELECT 1 FROM strata.embeddings e WHERE e.model = lm.model AND e.content_hash = c.content_hash))
+				|| ' pending', ', ' ORDER BY lm.model) FROM strata.layer_models lm WHERE lm.layer_id = l.id),
+				'all pending: no model has run'),
 			coalesce((SELECT r.status || ' ' || to_char(r.started_at, 'YYYY-MM-DD HH24:MI:SS')
 				FROM strata.ingest_runs r WHERE r.layer_id = l.id ORDER BY r.id DESC LIMIT 1), 'never')
 		FROM strata.layers l WHERE ($1 = '' OR l.name = $1) ORDER BY l.name`, *name)
@@ -35,16 +39,16 @@ func (e *env) status(ctx context.Context, args []string) error {
 		return fmt.Errorf("read layers: %w", err)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LAYER\tDOCUMENTS\tFAILED\tCHUNKS\tLAST RUN\tFOLDER")
+	fmt.Fprintln(tw, "LAYER\tDOCUMENTS\tFAILED\tCHUNKS\tVECTORS\tLAST RUN\tFOLDER")
 	n := 0
 	for rows.Next() {
-		var ln, root, last string
+		var ln, root, vectors, last string
 		var ok, bad, chunks int
-		if err := rows.Scan(&ln, &root, &ok, &bad, &chunks, &last); err != nil {
+		if err := rows.Scan(&ln, &root, &ok, &bad, &chunks, &vectors, &last); err != nil {
 			rows.Close()
 			return fmt.Errorf("read layers: %w", err)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\n", ln, ok, bad, chunks, last, root)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\n", ln, ok, bad, chunks, vectors, last, root)
 		n++
 	}
 	rows.Close()
@@ -131,12 +135,25 @@ func (e *env) serve(ctx context.Context, args []string) error {
 		return err
 	}
 	defer e.close()
-	client, err := jobs.NewClient(e.pool, jobs.ClientConfig{Workers: e.cfg.Workers, Logger: e.logger, Pipeline: e.pipeline()})
+	cc := e.clientConfig(ctx, e.cfg.Workers)
+	cc.Logger = e.logger
+	client, err := jobs.NewClient(e.pool, cc)
 	if err != nil {
 		return err
 	}
 	if err := client.Start(ctx); err != nil {
 		return fmt.Errorf("start workers: %w", err)
+	}
+	if cc.Vectorizer != nil {
+		// Fill in vectors left pending while the model was unavailable, or
+		// re-embed every layer after a model change.
+		n, err := jobs.EnqueuePending(ctx, e.pool, client, cc.Vectorizer.Model().Name)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			e.logger.Info("embedding pending chunks", "layers", n, "model", cc.Vectorizer.Model().Name)
+		}
 	}
 	e.logger.Info("ingestd serving", "workers", e.cfg.Workers)
 	<-ctx.Done()
