@@ -1,0 +1,371 @@
+package structure
+
+import (
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/stratakb/stratakb/schema"
+)
+
+// Reference is a clause or section a question names: "clause 7.2",
+// "Art. 12", "§ 4", "Annex II", or a bare "4.3.2" or "7(2)(b)".
+type Reference struct {
+	// Kind is the schema Kind constant the reference names: KindClause for
+	// "clause 7.2" and bare numbers, KindSection, KindArticle, KindPara
+	// for "§ 4" and "paragraph 4", KindAnnex, KindAppendix, KindSchedule.
+	Kind string
+	// Number is the number as a section stores it: "7.2", "7(2)(b)", "12",
+	// "II", "A.1" (spaces removed, a trailing full stop dropped).
+	Number string
+	// Raw is the reference as the question writes it ("Art. 12"); for the
+	// later numbers of a list ("clauses 7.2 and 7.3") it is the number
+	// alone.
+	Raw string
+	// Start and End are the byte offsets of Raw in the question.
+	Start, End int
+	// Weak marks a bare number with a single dot ("7.2") or one that
+	// follows a word such as "version": it may be a version or an amount,
+	// so it counts only when a section with that number exists.
+	Weak bool
+	// sign is set for "§ 4", which names a section or a paragraph; bare
+	// for a number without a keyword.
+	sign, bare bool
+}
+
+// Key kinds: the prefix of a lookup key, one per section kind.
+const (
+	keyClause    = "clause"
+	keySection   = "section"
+	keyParagraph = "paragraph"
+	keyArticle   = "article"
+	keyAnnex     = "annex"
+	keyAppendix  = "appendix"
+	keySchedule  = "schedule"
+)
+
+// SectionKey returns the lookup key of a section: its kind and number in
+// lower case, "clause:7.2", "article:12", "paragraph:4", "annex:ii",
+// "appendix:a", "schedule:1", "clause:a.1". A section without a number has
+// no key (""). The query side stores the key with each section and finds
+// the sections a question names with one indexed equality
+// (key = ANY(reference keys)).
+func SectionKey(s schema.Section) string {
+	if s.Number == "" {
+		return ""
+	}
+	var kind string
+	switch s.Kind {
+	case schema.KindClause, schema.KindHeading:
+		kind = keyClause
+	case schema.KindSection:
+		kind = keySection
+	case schema.KindPara:
+		kind = keyParagraph
+	case schema.KindArticle:
+		kind = keyArticle
+	case schema.KindAnnex:
+		kind = keyAnnex
+	case schema.KindAppendix:
+		kind = keyAppendix
+	case schema.KindSchedule:
+		kind = keySchedule
+	default:
+		return ""
+	}
+	return kind + ":" + normNumber(s.Number)
+}
+
+// Keys returns the section keys the reference may match, the most likely
+// first: "clause 4" matches clause 4 or Section 4; "section 4" also a § 4;
+// "§ 4" a paragraph, a Section 4 or a clause 4 (standards write "§ 2.4"
+// for clause 2.4); "paragraph 3" a § 3 or a clause 3; a bare number a
+// clause, a Section or a §; Article, Annex, Appendix and Schedule only
+// their own kind, except that "Article 13(2)" falls back to Article 13.
+func (r Reference) Keys() []string {
+	n := normNumber(r.Number)
+	if n == "" {
+		return nil
+	}
+	var kinds []string
+	switch r.Kind {
+	case schema.KindClause:
+		kinds = []string{keyClause, keySection}
+		if r.bare {
+			kinds = append(kinds, keyParagraph)
+		}
+	case schema.KindSection:
+		kinds = []string{keySection, keyClause, keyParagraph}
+	case schema.KindPara:
+		if r.sign {
+			kinds = []string{keyParagraph, keySection, keyClause}
+		} else {
+			kinds = []string{keyParagraph, keyClause}
+		}
+	case schema.KindArticle:
+		kinds = []string{keyArticle}
+		// "Article 13(2)" is a paragraph of Article 13, which is the
+		// section a document has.
+		if i := strings.IndexByte(n, '('); i > 0 {
+			return []string{keyArticle + ":" + n, keyArticle + ":" + n[:i]}
+		}
+	case schema.KindAnnex:
+		kinds = []string{keyAnnex}
+	case schema.KindAppendix:
+		kinds = []string{keyAppendix}
+	case schema.KindSchedule:
+		kinds = []string{keySchedule}
+	default:
+		return nil
+	}
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
+		out[i] = k + ":" + n
+	}
+	return out
+}
+
+// normNumber lower-cases a number and drops white space and a trailing
+// full stop: "7 (2)(b)." → "7(2)(b)", "II" → "ii".
+func normNumber(s string) string {
+	s = strings.ToLower(strings.Join(strings.Fields(s), ""))
+	return strings.TrimRight(s, ".")
+}
+
+var (
+	// refKeywordRe finds a keyword and the first number after it.
+	refKeywordRe = regexp.MustCompile(`(?i)(?:^|[^\p{L}\p{N}_])(clauses?|cl\.|sections?|sect?\.|articles?|arts?\.?|paragraphs?|paras?\.|annex(?:es)?|appendix|appendices|app\.|schedules?|sch\.)[ \t\x{00a0}]*(?:no\.?[ \t]*)?`)
+	signRe       = regexp.MustCompile(`(§§?|¶)[ \t\x{00a0}]*`)
+	// A clause number: 7, 7.2, 7.2.1, 7(2)(b), 12a, A.1.
+	clauseNumRe = regexp.MustCompile(`^(?:[A-Z]\.[0-9]{1,3}(?:\.[0-9]{1,3})*|[0-9]{1,4}(?:\.[0-9]{1,3})*[a-z]?(?:[ ]?\([0-9a-z]{1,4}\))*)`)
+	// An annex number: II, A, 2, and A.1 for a clause of the annex.
+	annexNumRe = regexp.MustCompile(`^(?:[A-Z]\.[0-9]{1,3}(?:\.[0-9]{1,3})*|[IVXLCivxlc]{1,7}|[A-Z]|[0-9]{1,3})`)
+	// A list separator: "7.2 and 7.3", "4, 5 or 6", "3 to 5".
+	listSepRe = regexp.MustCompile(`^(?:[ \t]*,[ \t]*(?:and[ \t]+|or[ \t]+)?|[ \t]+(?:and|or|to|through|&)[ \t]+|[ \t]*[-–][ \t]*)`)
+	// Bare numbers.
+	bareDottedRe = regexp.MustCompile(`[0-9]{1,4}(?:\.[0-9]{1,4})+`)
+	bareParenRe  = regexp.MustCompile(`[0-9]{1,3}(?:\.[0-9]{1,3})*(?:\([0-9a-z]{1,4}\))+`)
+)
+
+// versionWords are words after which a bare number is a version.
+var versionWords = map[string]bool{
+	"version": true, "versions": true, "v": true, "release": true, "python": true,
+	"go": true, "golang": true, "rfc": true, "pep": true, "iso": true, "node": true,
+	"java": true, "tls": true, "http": true, "ubuntu": true, "debian": true,
+	"linux": true, "kernel": true, "postgresql": true, "postgres": true, "ip": true,
+}
+
+// ParseReferences returns the clause references in question q, in the order
+// they are written. The caller decides how many to look up.
+func ParseReferences(q string) []Reference {
+	var refs []Reference
+	taken := func(start, end int) bool {
+		for _, r := range refs {
+			if start < r.End && end > r.Start {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range refKeywordRe.FindAllStringSubmatchIndex(q, -1) {
+		kw := strings.ToLower(q[m[2]:m[3]])
+		kind := keywordKind(kw)
+		refs = appendList(refs, q, m[2], m[1], kind, false)
+	}
+	for _, m := range signRe.FindAllStringIndex(q, -1) {
+		if taken(m[0], m[1]) {
+			continue
+		}
+		refs = appendList(refs, q, m[0], m[1], schema.KindPara, true)
+	}
+	// Bare numbers: 4.3.2 and 7(2)(b) are clauses, 7.2 may be one.
+	for _, re := range []*regexp.Regexp{bareParenRe, bareDottedRe} {
+		for _, m := range re.FindAllStringIndex(q, -1) {
+			start, end := m[0], m[1]
+			if taken(start, end) || !bareBoundary(q, start, end) {
+				continue
+			}
+			num := q[start:end]
+			r := Reference{Kind: schema.KindClause, Number: num, Raw: num, Start: start, End: end, bare: true}
+			if re == bareDottedRe {
+				parts := strings.Split(num, ".")
+				ok := true
+				for i, p := range parts {
+					if len(p) > 1 && p[0] == '0' || len(p) > 3 || i > 0 && p == "0" {
+						ok = false // 1.000.000, 2026.11.30, 3.0
+					}
+				}
+				if !ok {
+					continue
+				}
+				if len(parts) == 2 {
+					r.Weak = true
+				}
+				for _, p := range parts {
+					if n, _ := strconv.Atoi(p); n > 99 {
+						r.Weak = true
+					}
+				}
+			}
+			if versionWords[strings.ToLower(wordBefore(q, start))] {
+				r.Weak = true
+			}
+			refs = append(refs, r)
+		}
+	}
+	sort.SliceStable(refs, func(i, j int) bool { return refs[i].Start < refs[j].Start })
+	return refs
+}
+
+func keywordKind(kw string) string {
+	kw = strings.TrimSuffix(kw, ".")
+	switch {
+	case strings.HasPrefix(kw, "cl"):
+		return schema.KindClause
+	case strings.HasPrefix(kw, "sec"):
+		return schema.KindSection
+	case strings.HasPrefix(kw, "art"):
+		return schema.KindArticle
+	case strings.HasPrefix(kw, "par"):
+		return schema.KindPara
+	case strings.HasPrefix(kw, "annex"):
+		return schema.KindAnnex
+	case strings.HasPrefix(kw, "app"):
+		return schema.KindAppendix
+	default:
+		return schema.KindSchedule
+	}
+}
+
+// appendList reads the number at q[numAt:] after a keyword that starts at
+// kwStart, and any further numbers of a list ("§§ 3 and 4").
+func appendList(refs []Reference, q string, kwStart, numAt int, kind string, sign bool) []Reference {
+	first := true
+	pos := numAt
+	for {
+		num, ok := readNumber(q[pos:], kind)
+		if !ok {
+			return refs
+		}
+		end := pos + len(num)
+		if !numberBoundary(q, end) {
+			return refs
+		}
+		r := Reference{Kind: kind, Number: strings.ReplaceAll(num, " ", ""), Start: pos, End: end, sign: sign}
+		if first {
+			r.Start = kwStart
+		}
+		// "Annex A.1" names clause A.1 of Annex A.
+		if (kind == schema.KindAnnex || kind == schema.KindAppendix) && strings.Contains(num, ".") {
+			r.Kind = schema.KindClause
+		}
+		r.Raw = q[r.Start:r.End]
+		refs = append(refs, r)
+		first = false
+		sep := listSepRe.FindString(q[end:])
+		if sep == "" {
+			return refs
+		}
+		pos = end + len(sep)
+	}
+}
+
+// readNumber reads the number a keyword of kind is followed by.
+func readNumber(s, kind string) (string, bool) {
+	var num string
+	switch kind {
+	case schema.KindAnnex, schema.KindAppendix, schema.KindSchedule:
+		num = annexNumRe.FindString(s)
+		if num != "" && !isDigit(num[0]) && !strings.Contains(num, ".") && len(num) > 1 {
+			if romanValue(strings.ToUpper(num)) == 0 || toRoman(romanValue(strings.ToUpper(num))) != strings.ToUpper(num) {
+				return "", false
+			}
+		}
+		if len(num) == 1 && num[0] >= 'a' && num[0] <= 'z' && num != "i" && num != "v" && num != "x" {
+			return "", false // "appendix a" is too easily an article
+		}
+	default:
+		num = clauseNumRe.FindString(s)
+		if num != "" && !isDigit(num[0]) && kind != schema.KindClause && kind != schema.KindSection {
+			return "", false
+		}
+	}
+	num = strings.TrimRight(num, " ")
+	return num, num != ""
+}
+
+// numberBoundary reports whether a number ending at end is whole: not
+// followed by a letter, a digit, or a dot and a digit.
+func numberBoundary(q string, end int) bool {
+	if end >= len(q) {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(q[end:])
+	if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' {
+		return false
+	}
+	if (r == '.' || r == ',') && end+1 < len(q) && isDigit(q[end+1]) {
+		return false
+	}
+	return true
+}
+
+// bareBoundary reports whether the bare number q[start:end] stands alone:
+// not part of a longer number, a word, a version ("v1.2.3"), an address
+// or an amount ("1,000.00").
+func bareBoundary(q string, start, end int) bool {
+	if start > 0 {
+		r, _ := utf8.DecodeLastRuneInString(q[:start])
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._,-/:$€£¥#@", r) {
+			return false
+		}
+	}
+	if end < len(q) {
+		r, _ := utf8.DecodeRuneInString(q[end:])
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-/%€$£:", r) {
+			return false
+		}
+		if (r == '.' || r == ',') && end+1 < len(q) && isDigit(q[end+1]) {
+			return false
+		}
+	}
+	return true
+}
+
+// wordBefore returns the word before offset i, skipping white space.
+func wordBefore(q string, i int) string {
+	j := i
+	for j > 0 && (q[j-1] == ' ' || q[j-1] == '\t') {
+		j--
+	}
+	k := j
+	for k > 0 {
+		r, size := utf8.DecodeLastRuneInString(q[:k])
+		if !unicode.IsLetter(r) {
+			break
+		}
+		k -= size
+	}
+	return q[k:j]
+}
+
+// toRoman writes n (1–399) as a roman numeral in upper case.
+func toRoman(n int) string {
+	if n <= 0 || n >= 400 {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range []struct {
+		v int
+		s string
+	}{{100, "C"}, {90, "XC"}, {50, "L"}, {40, "XL"}, {10, "X"}, {9, "IX"}, {5, "V"}, {4, "IV"}, {1, "I"}} {
+		for n >= p.v {
+			b.WriteString(p.s)
+			n -= p.v
+		}
+	}
+	return b.String()
+}
