@@ -19,9 +19,10 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/stratakb/stratakb/embed"
-	"github.com/stratakb/stratakb/ingestd/internal/pipeline"
 	"github.com/stratakb/stratakb/internal/embedding"
+	"github.com/stratakb/stratakb/chunker"
 	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/parsers"
 )
 
 // Exit codes.
@@ -176,7 +177,7 @@ func (e *env) clientConfig(ctx context.Context, workers int) jobs.ClientConfig {
 }
 
 func (e *env) pipeline() jobs.Pipeline {
-	return pipeline.New(int64(e.cfg.MaxFileMB) << 20)
+	return jobs.StandardPipeline(parsers.Options{MaxFileSize: int64(e.cfg.MaxFileMB) << 20})
 }
 
 func (e *env) migrate(ctx context.Context, args []string) error {
@@ -242,7 +243,7 @@ type preset struct {
 }
 
 var presets = map[string]preset{
-	"docs":      {answerMode: "grounded", chunkSize: 1000},
+	"docs":      {answerMode: "grounded", chunkSize: chunker.DefaultSize},
 	"contracts": {answerMode: "extractive", chunkSize: 1200},
 }
 

@@ -140,9 +140,9 @@ func TestBadFilesAreReportedAndTheRestIngests(t *testing.T) {
 		t.Fatalf("add with bad files exited %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	for _, want := range []string{
-		"failed   latin1.md: the file is not valid UTF-8",
-		"failed   binary.md: the file holds binary data",
-		"failed   empty.md: the file is empty",
+		"failed   latin1.md: invalid UTF-8 at offset 3 (line 1)",
+		"failed   binary.md: binary content",
+		"warning  empty.md: empty file",
 		"skipped  dangling.md: broken symlink",
 		"skipped  escape.md: symlink points outside the layer folder",
 		"skipped  loop1.md: symlink loop",

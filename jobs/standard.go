@@ -1,0 +1,32 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/stratakb/stratakb/chunker"
+	"github.com/stratakb/stratakb/parsers"
+	"github.com/stratakb/stratakb/schema"
+)
+
+// StandardPipeline is the pipeline ingestd runs: the parsers, the structure
+// map and the chunker.
+func StandardPipeline(opt parsers.Options) Pipeline {
+	max := opt.MaxFileSize
+	if max <= 0 {
+		max = parsers.DefaultMaxFileSize
+	}
+	return Pipeline{
+		Supported: parsers.Supported,
+		Parse: func(ctx context.Context, path string, data []byte, mod time.Time) (*schema.ParsedDoc, error) {
+			return parsers.Parse(ctx, path, data, mod, opt)
+		},
+		IsPermanent: func(err error) bool { return errors.Is(err, parsers.ErrPermanent) },
+		Chunk: func(doc *schema.ParsedDoc, secs []schema.Section, size int) []schema.Chunk {
+			return chunker.Chunk(doc, secs, chunker.Options{Size: size})
+		},
+		ChunkerVersion: chunker.Version,
+		MaxFileSize:    max,
+	}
+}
