@@ -267,7 +267,7 @@ func storeDocument(ctx context.Context, pool *pgxpool.Pool, layerID int64, rel s
 			RETURNING id`,
 			layerID, rel, facts.size, truncMicro(facts.mtime), facts.sha, nonNil(doc.Warnings), doc.Format,
 			doc.Title, doc.Text, doc.BodyStart, date, dateSource, nonNil(doc.Supersedes), meta, totalPages,
-			p.ChunkerVersion).Scan(&docID)
+			p.Version).Scan(&docID)
 		if err != nil {
 			return fmt.Errorf("save document: %w", err)
 		}

@@ -60,12 +60,13 @@ type skippedFile struct {
 }
 
 type storedDoc struct {
-	id     int64
-	size   *int64
-	mtime  *time.Time
-	sha    []byte
-	status string
-	err    *string
+	id      int64
+	version int
+	size    *int64
+	mtime   *time.Time
+	sha     []byte
+	status  string
+	err     *string
 }
 
 // Work walks the layer's folder and records what changed.
@@ -111,6 +112,12 @@ func (w *IngestLayerWorker) Work(ctx context.Context, job *river.Job[IngestLayer
 
 	for _, f := range files {
 		d, ok := stored[f.rel]
+		if ok && d.status == "ok" && d.version != w.pipeline.Version {
+			// Stored by an older pipeline: parse again.
+			decisions = append(decisions, decision{f.rel, "changed", "queued", ""})
+			toParse = append(toParse, f.rel)
+			continue
+		}
 		if ok && d.size != nil && d.mtime != nil && *d.size == f.size && d.mtime.Equal(truncMicro(f.mtime)) {
 			st, e := "ok", ""
 			if d.status == "failed" {
@@ -229,7 +236,7 @@ func (w *IngestLayerWorker) failRun(ctx context.Context, runID int64, cause erro
 }
 
 func (w *IngestLayerWorker) storedDocs(ctx context.Context, layerID int64) (map[string]storedDoc, error) {
-	rows, err := w.pool.Query(ctx, `SELECT id, path, size, mtime, sha256, status, error
+	rows, err := w.pool.Query(ctx, `SELECT id, path, size, mtime, sha256, status, error, chunker_version
 		FROM strata.documents WHERE layer_id = $1`, layerID)
 	if err != nil {
 		return nil, fmt.Errorf("read stored documents: %w", err)
@@ -239,7 +246,7 @@ func (w *IngestLayerWorker) storedDocs(ctx context.Context, layerID int64) (map[
 	for rows.Next() {
 		var d storedDoc
 		var rel string
-		if err := rows.Scan(&d.id, &rel, &d.size, &d.mtime, &d.sha, &d.status, &d.err); err != nil {
+		if err := rows.Scan(&d.id, &rel, &d.size, &d.mtime, &d.sha, &d.status, &d.err, &d.version); err != nil {
 			return nil, fmt.Errorf("read stored documents: %w", err)
 		}
 		out[rel] = d

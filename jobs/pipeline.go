@@ -25,8 +25,10 @@ type Pipeline struct {
 	SectionKey func(schema.Section) string
 	// Chunk splits a parsed document into chunks of about size characters.
 	Chunk func(doc *schema.ParsedDoc, sections []schema.Section, size int) []schema.Chunk
-	// ChunkerVersion is stored with each document; a change re-chunks.
-	ChunkerVersion int
+	// Version is stored with each document (column chunker_version); a
+	// document stored by another version is parsed again on the next run,
+	// even when its file is unchanged.
+	Version int
 	// MaxFileSize bounds the bytes read from one file.
 	MaxFileSize int64
 }

@@ -8,7 +8,12 @@ import (
 	"github.com/stratakb/stratakb/chunker"
 	"github.com/stratakb/stratakb/parsers"
 	"github.com/stratakb/stratakb/schema"
+	"github.com/stratakb/stratakb/structure"
 )
+
+// standardVersion changes when the parsers or the structure map change what
+// they produce for the same bytes: every document is then parsed again.
+const standardVersion = 1
 
 // StandardPipeline is the pipeline ingestd runs: the parsers, the structure
 // map and the chunker.
@@ -23,10 +28,14 @@ func StandardPipeline(opt parsers.Options) Pipeline {
 			return parsers.Parse(ctx, path, data, mod, opt)
 		},
 		IsPermanent: func(err error) bool { return errors.Is(err, parsers.ErrPermanent) },
+		Structure: func(doc *schema.ParsedDoc) []schema.Section {
+			return structure.Parse(doc.Text, doc.BodyStart, doc.Format)
+		},
+		SectionKey: structure.SectionKey,
 		Chunk: func(doc *schema.ParsedDoc, secs []schema.Section, size int) []schema.Chunk {
 			return chunker.Chunk(doc, secs, chunker.Options{Size: size})
 		},
-		ChunkerVersion: chunker.Version,
-		MaxFileSize:    max,
+		Version:     standardVersion*1000 + chunker.Version,
+		MaxFileSize: max,
 	}
 }
