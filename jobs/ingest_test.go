@@ -26,7 +26,9 @@ type countingVectorizer struct {
 	texts []string
 }
 
-func (v *countingVectorizer) Model() embed.ModelInfo { return embed.ModelInfo{Name: "test-hash-8", Dims: 8} }
+func (v *countingVectorizer) Model() embed.ModelInfo {
+	return embed.ModelInfo{Name: "test-hash-8", Dims: 8}
+}
 
 func (v *countingVectorizer) EmbedChunks(_ context.Context, texts []string) ([][][]float32, error) {
 	v.mu.Lock()
