@@ -14,12 +14,16 @@ import (
 	"github.com/stratakb/stratakb/internal/config"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	searchpkg "github.com/stratakb/stratakb/queryd/internal/search"
+	"github.com/stratakb/stratakb/queryd/internal/server"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
 // Config is queryd's configuration, read from the environment.
 type Config struct {
-	DatabaseURL string     // DATABASE_URL, else var/db.env written by `make db-start`
+	// DatabaseURL is QUERYD_DATABASE_URL (a connection as the read-only
+	// queryd role), else DATABASE_URL, else var/db.env written by `make
+	// db-start`.
+	DatabaseURL string
 	LogLevel    slog.Level // LOG_LEVEL
 }
 
@@ -28,8 +32,10 @@ type Config struct {
 func LoadConfig(getenv func(string) string) (Config, error) {
 	var c Config
 	var err error
-	if c.DatabaseURL, err = config.DatabaseURL(getenv); err != nil {
-		return c, err
+	if c.DatabaseURL = getenv("QUERYD_DATABASE_URL"); c.DatabaseURL == "" {
+		if c.DatabaseURL, err = config.DatabaseURL(getenv); err != nil {
+			return c, err
+		}
 	}
 	if c.LogLevel, err = config.LogLevel(getenv); err != nil {
 		return c, err
@@ -46,10 +52,16 @@ func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(forma
 const usage = `queryd: StrataKB's query daemon
 
 Usage:
+  queryd serve                                     serve MCP (streamable HTTP at /mcp) and the HTTP JSON API
+  queryd mcp                                       serve MCP over stdin/stdout, for clients that spawn the server
   queryd search QUERY [--layers a,b] [--top-k N]   search the layers, print JSON results
 
-Configuration comes from the environment: DATABASE_URL (default: var/db.env
-from 'make db-start'), LOG_LEVEL.
+Configuration comes from the environment: QUERYD_DATABASE_URL (else
+DATABASE_URL, else var/db.env from 'make db-start'), LOG_LEVEL, and for serve
+QUERYD_ADDR (default ` + server.DefaultAddr + `), QUERYD_TOKENS ("reader:TOKEN,admin:TOKEN"),
+QUERYD_TOKEN_FILE, QUERYD_ALLOWED_ORIGINS, QUERYD_MAX_REQUEST_BYTES,
+QUERYD_REQUEST_TIMEOUT, QUERYD_MAX_CONCURRENT_SEARCHES, QUERYD_QUEUE_WAIT,
+QUERYD_SHUTDOWN_TIMEOUT, LEARNING_STORE_RAW_QUERIES.
 `
 
 // Main runs queryd and returns the exit code: 0 on success, 1 on failure, 2
@@ -81,6 +93,10 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	switch args[0] {
 	case "search":
 		return search(ctx, args[1:], getenv, stdout, stderr)
+	case "serve":
+		return serve(ctx, args[1:], getenv, stderr, false, nil, nil)
+	case "mcp":
+		return serve(ctx, args[1:], getenv, stderr, true, stdin, stdout)
 	default:
 		return usagef("unknown verb %q (try 'queryd help')", args[0])
 	}

@@ -1,0 +1,315 @@
+package server
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	mcpserver "github.com/mark3labs/mcp-go/server"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/stratakb/stratakb/queryd/internal/qerr"
+)
+
+//go:embed openapi.json
+var openAPI []byte
+
+// retryAfterSeconds is the Retry-After of every 503.
+const retryAfterSeconds = "1"
+
+// ServeStdio serves MCP over stdin and stdout until the client closes stdin
+// or ctx ends. The process owner is the caller, so the role is admin.
+func (s *Server) ServeStdio(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	std := mcpserver.NewStdioServer(s.mcpServer())
+	std.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
+	std.SetContextFunc(func(ctx context.Context) context.Context {
+		return withTransport(WithRole(ctx, RoleAdmin), transportStdio)
+	})
+	err := std.Listen(ctx, stdin, stdout)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// httpServer holds what `queryd serve` runs: the HTTP server and the MCP
+// streamable HTTP handler mounted in it.
+type httpServer struct {
+	srv *http.Server
+	mcp *mcpserver.StreamableHTTPServer
+}
+
+func (s *Server) newHTTPServer() *httpServer {
+	h := &httpServer{srv: &http.Server{
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}}
+	h.mcp = mcpserver.NewStreamableHTTPServer(s.mcpServer(),
+		mcpserver.WithEndpointPath("/mcp"),
+		mcpserver.WithStreamableHTTPServer(h.srv),
+		mcpserver.WithStreamableHTTPLogger(s.log),
+		mcpserver.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
+			return withTransport(WithRole(ctx, RoleFrom(r.Context())), transportMCP)
+		}),
+	)
+	h.srv.Handler = s.routes(h.mcp)
+	return h
+}
+
+// Handler returns the HTTP handler of `queryd serve`: MCP at /mcp, the HTTP
+// JSON API, /healthz, /metrics and /openapi.json.
+func (s *Server) Handler() http.Handler { return s.newHTTPServer().srv.Handler }
+
+func (s *Server) routes(mcpHandler http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", s.authenticate(mcpHandler))
+	for _, t := range s.tools {
+		if t.HTTPPath != "" {
+			mux.Handle("POST "+t.HTTPPath, s.authenticate(s.toolHTTP(t)))
+		}
+	}
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(openAPI)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, http.StatusNotFound, apiError{Code: "not_found", Message: "no endpoint " + r.URL.Path + " (see /openapi.json)"})
+	})
+	return s.guard(mux)
+}
+
+// guard applies what every request goes through: loopback-only access when
+// no token is configured, Origin validation against DNS rebinding, and the
+// request size limit.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.Tokens.Len() == 0 && !isLoopbackRemote(r) {
+			writeProblem(w, http.StatusForbidden, apiError{Code: "forbidden",
+				Message: "no bearer tokens are configured (QUERYD_TOKENS), so only loopback clients are served"})
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(o) {
+			writeProblem(w, http.StatusForbidden, apiError{Code: "forbidden",
+				Message: fmt.Sprintf("origin %q is not allowed (QUERYD_ALLOWED_ORIGINS)", o)})
+			return
+		}
+		if r.ContentLength > s.cfg.MaxRequestBytes {
+			writeProblem(w, http.StatusRequestEntityTooLarge, apiError{Code: "too_large",
+				Message: fmt.Sprintf("the request body is over %d bytes (QUERYD_MAX_REQUEST_BYTES)", s.cfg.MaxRequestBytes)})
+			return
+		}
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxRequestBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// originAllowed accepts loopback origins (a page served from this machine)
+// and the ones QUERYD_ALLOWED_ORIGINS lists; everything else, "null"
+// included, is refused.
+func (s *Server) originAllowed(origin string) bool {
+	o := strings.TrimSuffix(origin, "/")
+	for _, a := range s.cfg.AllowedOrigins {
+		if strings.EqualFold(a, o) {
+			return true
+		}
+	}
+	u, err := url.Parse(o)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	host := u.Hostname()
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// authenticate puts the caller's role in the request context: the role of
+// its bearer token, or reader for a loopback client when no token is
+// configured (guard has refused the others).
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		role := RoleReader
+		if s.cfg.Tokens.Len() > 0 {
+			tok := bearer(r)
+			role = s.cfg.Tokens.Role(tok)
+			if role == RoleNone {
+				msg := "a bearer token is required (Authorization: Bearer TOKEN)"
+				if tok != "" {
+					msg = "the bearer token is not valid"
+				}
+				w.Header().Set("WWW-Authenticate", `Bearer realm="stratakb"`)
+				writeError(w, &qerr.Error{Kind: qerr.Unauthorized, Msg: msg})
+				return
+			}
+		}
+		next.ServeHTTP(w, r.WithContext(WithRole(r.Context(), role)))
+	})
+}
+
+// toolHTTP serves one tool as POST with a JSON body.
+func (s *Server) toolHTTP(t Tool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+			writeProblem(w, http.StatusUnsupportedMediaType, apiError{Code: "unsupported_media_type", Message: "send the arguments as application/json"})
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				writeProblem(w, http.StatusRequestEntityTooLarge, apiError{Code: "too_large",
+					Message: fmt.Sprintf("the request body is over %d bytes (QUERYD_MAX_REQUEST_BYTES)", s.cfg.MaxRequestBytes)})
+				return
+			}
+			writeError(w, qerr.Invalidf("body", "cannot be read"))
+			return
+		}
+		if !json.Valid(body) && len(strings.TrimSpace(string(body))) > 0 {
+			writeError(w, qerr.Invalidf("body", "is not valid JSON"))
+			return
+		}
+		out, err := s.call(withTransport(r.Context(), transportHTTP), t, body)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out.Value)
+	})
+}
+
+// writeError answers with the status code of the error's kind and a body
+// naming the problem and the argument.
+func writeError(w http.ResponseWriter, err error) {
+	p := publicError(err)
+	writeProblem(w, errorKinds[qerr.KindOf(err)].status, p)
+}
+
+func writeProblem(w http.ResponseWriter, status int, p apiError) {
+	if status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", retryAfterSeconds)
+	}
+	writeJSON(w, status, map[string]apiError{"error": p})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// Health is the body of /healthz.
+type Health struct {
+	Status         string          `json:"status"` // ok, degraded or unavailable
+	Database       ComponentHealth `json:"database"`
+	EmbeddingModel ComponentHealth `json:"embedding_model"`
+	Tools          []string        `json:"tools"`
+}
+
+// ComponentHealth is one dependency's state.
+type ComponentHealth struct {
+	Status string `json:"status"` // ok, unavailable or not configured
+	Name   string `json:"name,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	h := Health{Status: "ok", Tools: s.ToolNames(),
+		Database: ComponentHealth{Status: "not configured"}, EmbeddingModel: ComponentHealth{Status: "not configured"}}
+	if s.deps.DB != nil {
+		h.Database.Status = "ok"
+		if err := s.deps.DB.Ping(ctx); err != nil {
+			s.log.Warn("health: database", slog.String(logError, err.Error()))
+			h.Database = ComponentHealth{Status: "unavailable", Error: "the database does not answer"}
+			h.Status = "unavailable"
+		}
+	}
+	if s.deps.Model != nil {
+		name, err := s.deps.Model.ModelHealth(ctx)
+		h.EmbeddingModel = ComponentHealth{Status: "ok", Name: name}
+		if err != nil {
+			s.log.Warn("health: embedding model", slog.String(logError, err.Error()))
+			h.EmbeddingModel = ComponentHealth{Status: "unavailable", Name: name, Error: "the embedding model cannot embed"}
+			if h.Status == "ok" {
+				h.Status = "degraded"
+			}
+		}
+	}
+	status := http.StatusOK
+	if h.Status == "unavailable" {
+		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", retryAfterSeconds)
+	}
+	writeJSON(w, status, h)
+}
+
+// ListenAndServe listens on QUERYD_ADDR and serves until ctx ends.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s (QUERYD_ADDR): %w", s.cfg.Addr, err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves on ln until ctx ends, then shuts down gracefully: it stops
+// accepting, lets requests in flight finish within QUERYD_SHUTDOWN_TIMEOUT,
+// closes MCP sessions, and returns.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	h := s.newHTTPServer()
+	if s.cfg.Tokens.Len() == 0 {
+		s.log.Warn("no bearer tokens configured (QUERYD_TOKENS, QUERYD_TOKEN_FILE): only loopback clients are served, as readers")
+	}
+	if !isLoopbackAddr(ln.Addr().String()) && s.cfg.Tokens.Len() == 0 {
+		s.log.Warn("listening beyond loopback without tokens: every non-loopback client will be refused", slog.String("addr", ln.Addr().String()))
+	}
+	s.log.Info("queryd serving", slog.String("addr", ln.Addr().String()), slog.Any("tools", s.ToolNames()))
+	errc := make(chan error, 1)
+	go func() { errc <- h.srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down", slog.Duration("timeout", s.cfg.ShutdownTimeout))
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := h.mcp.Shutdown(sctx)
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return fmt.Errorf("serve: %w", serr)
+	}
+	if err != nil {
+		_ = h.srv.Close()
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}
+
+func splitComma(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
