@@ -1,0 +1,128 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stratakb/stratakb/internal/dbtest"
+	"github.com/stratakb/stratakb/jobs"
+	searchpkg "github.com/stratakb/stratakb/queryd/internal/search"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// asQuerydRole returns a migrated database's URL rewritten to connect as the
+// queryd role, which the migrations create without a login; the test cluster
+// trusts local connections, so granting LOGIN is enough.
+func asQuerydRole(t *testing.T) (owner *pgxpool.Pool, querydURL string) {
+	t.Helper()
+	ctx := context.Background()
+	owner, ownerURL := dbtest.NewPool(t)
+	if err := jobs.Migrate(ctx, owner); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	if _, err := owner.Exec(ctx, `ALTER ROLE queryd LOGIN`); err != nil {
+		t.Fatalf("let queryd log in: %v", err)
+	}
+	u, err := url.Parse(ownerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User("queryd")
+	return owner, u.String()
+}
+
+// TestQuerydRoleCannotWrite proves that queryd's database role, not just its
+// read-only transactions, keeps it from changing documents: a transaction
+// that asks for READ WRITE is refused by PostgreSQL's privileges.
+func TestQuerydRoleCannotWrite(t *testing.T) {
+	ctx := context.Background()
+	owner, qurl := asQuerydRole(t)
+	var layer, doc int64
+	if err := owner.QueryRow(ctx, `INSERT INTO strata.layers (name, root) VALUES ('handbook', '/docs') RETURNING id`).Scan(&layer); err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.QueryRow(ctx, `INSERT INTO strata.documents (layer_id, path, status, body) VALUES ($1, 'a.md', 'ok', 'Leave carries over.') RETURNING id`, layer).Scan(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := owner.Exec(ctx, `INSERT INTO strata.chunks (document_id, layer_id, ord, start_off, end_off, line_start, line_end, text, content_hash)
+		VALUES ($1, $2, 0, 0, 19, 1, 1, 'Leave carries over.', '\x00')`, doc, layer); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err := store.Open(ctx, qurl)
+	if err != nil {
+		t.Fatalf("queryd's store as the queryd role: %v", err)
+	}
+	defer st.Close()
+	// Reading works.
+	if names, err := st.LayerNames(ctx); err != nil || len(names) != 1 {
+		t.Fatalf("read layers as queryd: %v %v", names, err)
+	}
+	if _, err := searchpkg.New(st).Search(ctx, searchpkg.Request{Query: "leave carries over"}); err != nil {
+		t.Fatalf("search as queryd: %v", err)
+	}
+	// Writing does not, even in a transaction that asks to write.
+	for _, stmt := range []string{
+		`UPDATE strata.chunks SET text = 'Leave never carries over.'`,
+		`DELETE FROM strata.chunks`,
+		`INSERT INTO strata.layers (name, root) VALUES ('evil', '/')`,
+		`UPDATE strata.documents SET body = ''`,
+		`TRUNCATE strata.sections`,
+		`CREATE TABLE strata.evil (x int)`,
+	} {
+		err := pgx.BeginTxFunc(ctx, st.Pool(), pgx.TxOptions{AccessMode: pgx.ReadWrite}, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, stmt)
+			return err
+		})
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+			t.Errorf("%s as queryd: %v, want permission denied (42501)", stmt, err)
+		}
+	}
+	var text string
+	if err := owner.QueryRow(ctx, `SELECT text FROM strata.chunks`).Scan(&text); err != nil || text != "Leave carries over." {
+		t.Errorf("the chunk changed: %q %v", text, err)
+	}
+}
+
+// TestQuerydRoleReadsLaterTables checks the default privileges: a table a
+// later migration adds is readable by queryd, and only readable.
+func TestQuerydRoleReadsLaterTables(t *testing.T) {
+	ctx := context.Background()
+	owner, qurl := asQuerydRole(t)
+	if _, err := owner.Exec(ctx, `CREATE TABLE strata.later_table (x int); INSERT INTO strata.later_table VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, qurl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var x int
+	if err := conn.QueryRow(ctx, `SELECT x FROM strata.later_table`).Scan(&x); err != nil || x != 1 {
+		t.Errorf("select a later table as queryd: %v", err)
+	}
+	_, err = conn.Exec(ctx, `INSERT INTO strata.later_table VALUES (2)`)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+		t.Errorf("insert into a later table as queryd: %v, want permission denied", err)
+	}
+}
+
+func TestQuerydDatabaseURLWins(t *testing.T) {
+	env := map[string]string{"QUERYD_DATABASE_URL": "postgres://queryd@db/x", "DATABASE_URL": "postgres://owner@db/x"}
+	c, err := LoadConfig(func(k string) string { return env[k] })
+	if err != nil || c.DatabaseURL != env["QUERYD_DATABASE_URL"] {
+		t.Errorf("QUERYD_DATABASE_URL set: %q %v", c.DatabaseURL, err)
+	}
+	delete(env, "QUERYD_DATABASE_URL")
+	if c, err := LoadConfig(func(k string) string { return env[k] }); err != nil || c.DatabaseURL != env["DATABASE_URL"] {
+		t.Errorf("fallback to DATABASE_URL: %q %v", c.DatabaseURL, err)
+	}
+}
