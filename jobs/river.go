@@ -46,6 +46,9 @@ type ClientConfig struct {
 	VectorizerErr error
 	// EmbedBatch is the number of chunks embedded per batch (default 32).
 	EmbedBatch int
+	// Schedule, when set, re-ingests every layer on it (River periodic job;
+	// one leader among several ingestd processes runs it).
+	Schedule *Schedule
 }
 
 // NewClient builds a River client with StrataKB's workers registered. With
@@ -64,6 +67,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &IngestLayerWorker{pool: pool, pipeline: cfg.Pipeline})
 	river.AddWorker(workers, &IngestFileWorker{pool: pool, pipeline: cfg.Pipeline, logger: cfg.Logger, model: model})
+	river.AddWorker(workers, &ReingestAllWorker{pool: pool})
 	river.AddWorker(workers, &EmbedWorker{pool: pool, vec: cfg.Vectorizer, loadErr: cfg.VectorizerErr,
 		batchSize: cfg.EmbedBatch, logger: cfg.Logger})
 	rc := &river.Config{
@@ -73,6 +77,9 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 	}
 	if cfg.Workers > 0 {
 		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}
+		if cfg.Schedule != nil {
+			rc.PeriodicJobs = []*river.PeriodicJob{cfg.Schedule.periodicJob()}
+		}
 	}
 	client, err := river.NewClient(riverpgxv5.New(pool), rc)
 	if err != nil {

@@ -18,9 +18,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/stratakb/stratakb/chunker"
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/embedding"
-	"github.com/stratakb/stratakb/chunker"
 	"github.com/stratakb/stratakb/jobs"
 	"github.com/stratakb/stratakb/parsers"
 )

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/config"
+	"github.com/stratakb/stratakb/jobs"
 )
 
 // Config is ingestd's configuration, read from the environment.
@@ -15,6 +16,9 @@ type Config struct {
 	LogLevel    slog.Level // LOG_LEVEL
 	Workers     int        // INGEST_WORKERS: files processed at once
 	MaxFileMB   int        // INGEST_MAX_FILE_MB: larger files are refused
+	// Schedule re-ingests every layer (INGEST_SCHEDULE: "6h" or "daily 02:30");
+	// nil when unset.
+	Schedule *jobs.Schedule
 	// Embed configures the embedding provider (EMBEDDING_PROVIDER and the
 	// other EMBEDDING_* variables, STRATA_LOCAL_ONLY, STRATA_MODEL_DIR,
 	// ONNXRUNTIME_LIB).
@@ -37,6 +41,13 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.MaxFileMB, err = config.Int(getenv, "INGEST_MAX_FILE_MB", c.MaxFileMB, 1, 10240); err != nil {
 		return c, err
+	}
+	if v := getenv("INGEST_SCHEDULE"); v != "" {
+		s, err := jobs.ParseSchedule(v)
+		if err != nil {
+			return c, err
+		}
+		c.Schedule = &s
 	}
 	if c.Embed, err = embed.ConfigFromEnv(getenv); err != nil {
 		return c, err

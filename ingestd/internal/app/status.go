@@ -137,6 +137,7 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	defer e.close()
 	cc := e.clientConfig(ctx, e.cfg.Workers)
 	cc.Logger = e.logger
+	cc.Schedule = e.cfg.Schedule
 	client, err := jobs.NewClient(e.pool, cc)
 	if err != nil {
 		return err
@@ -155,7 +156,11 @@ func (e *env) serve(ctx context.Context, args []string) error {
 			e.logger.Info("embedding pending chunks", "layers", n, "model", cc.Vectorizer.Model().Name)
 		}
 	}
-	e.logger.Info("ingestd serving", "workers", e.cfg.Workers)
+	schedule := "none (INGEST_SCHEDULE unset)"
+	if e.cfg.Schedule != nil {
+		schedule = e.cfg.Schedule.String()
+	}
+	e.logger.Info("ingestd serving", "workers", e.cfg.Workers, "reingest", schedule)
 	<-ctx.Done()
 	e.logger.Info("ingestd stopping: finishing running jobs")
 	stopClient(client)

@@ -1,0 +1,110 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+)
+
+// ReingestAllArgs asks for an ingest run of every layer: the nightly
+// re-ingest that INGEST_SCHEDULE sets up.
+type ReingestAllArgs struct{}
+
+// Kind is the River job kind.
+func (ReingestAllArgs) Kind() string { return "reingest_all" }
+
+// ReingestAllWorker runs ReingestAllArgs jobs.
+type ReingestAllWorker struct {
+	river.WorkerDefaults[ReingestAllArgs]
+	pool *pgxpool.Pool
+}
+
+// Work starts one run per layer, skipping layers whose last run is still
+// going.
+func (w *ReingestAllWorker) Work(ctx context.Context, _ *river.Job[ReingestAllArgs]) error {
+	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return err
+	}
+	layers, err := ListLayers(ctx, w.pool)
+	if err != nil {
+		return err
+	}
+	for _, l := range layers {
+		var busy bool
+		if err := w.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM strata.ingest_runs
+			WHERE layer_id = $1 AND status IN ('walking', 'running') AND started_at > now() - interval '1 day')`,
+			l.ID).Scan(&busy); err != nil {
+			return fmt.Errorf("check runs of layer %s: %w", l.Name, err)
+		}
+		if busy {
+			continue
+		}
+		if _, err := StartIngest(ctx, w.pool, client, l.ID, "schedule"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Schedule is when the scheduled re-ingest runs: every Interval, or daily at
+// a UTC time of day.
+type Schedule struct {
+	Interval time.Duration // every Interval, when set
+	Daily    time.Duration // else: offset into the UTC day
+}
+
+// ParseSchedule reads INGEST_SCHEDULE: a Go duration ("6h", "30m") for a
+// fixed interval, or "daily HH:MM" (also just "HH:MM") for once a day at
+// that UTC time.
+func ParseSchedule(s string) (Schedule, error) {
+	s = strings.TrimSpace(s)
+	if d, err := time.ParseDuration(s); err == nil {
+		if d < time.Minute {
+			return Schedule{}, fmt.Errorf("INGEST_SCHEDULE: %q is shorter than a minute", s)
+		}
+		return Schedule{Interval: d}, nil
+	}
+	hm := strings.TrimSpace(strings.TrimPrefix(s, "daily"))
+	h, m, ok := strings.Cut(hm, ":")
+	hh, err1 := strconv.Atoi(h)
+	mm, err2 := strconv.Atoi(m)
+	if !ok || err1 != nil || err2 != nil || hh < 0 || hh > 23 || mm < 0 || mm > 59 {
+		return Schedule{}, fmt.Errorf(`INGEST_SCHEDULE: %q is neither a duration ("6h") nor "daily HH:MM" (UTC)`, s)
+	}
+	return Schedule{Daily: time.Duration(hh)*time.Hour + time.Duration(mm)*time.Minute}, nil
+}
+
+// Next implements river.PeriodicSchedule.
+func (s Schedule) Next(now time.Time) time.Time {
+	if s.Interval > 0 {
+		return now.Add(s.Interval)
+	}
+	now = now.UTC()
+	day := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	next := day.Add(s.Daily)
+	if !next.After(now) {
+		next = day.AddDate(0, 0, 1).Add(s.Daily)
+	}
+	return next
+}
+
+// String describes the schedule for logs.
+func (s Schedule) String() string {
+	if s.Interval > 0 {
+		return "every " + s.Interval.String()
+	}
+	return fmt.Sprintf("daily at %02d:%02d UTC", int(s.Daily.Hours()), int(s.Daily.Minutes())%60)
+}
+
+func (s Schedule) periodicJob() *river.PeriodicJob {
+	return river.NewPeriodicJob(s, func() (river.JobArgs, *river.InsertOpts) {
+		return ReingestAllArgs{}, nil
+	}, &river.PeriodicJobOpts{ID: "reingest_all"})
+}
