@@ -149,7 +149,7 @@ func (w *IngestFileWorker) fail(ctx context.Context, job *river.Job[IngestFileAr
 		return err
 	}
 	if w.logger != nil {
-		w.logger.Warn("file failed", "path", job.Args.Path, "error", msg)
+		w.logger.Info("file failed", "path", job.Args.Path, "error", msg)
 	}
 	return river.JobCancel(cause)
 }

@@ -27,13 +27,25 @@ func newCLI(t *testing.T) *cli {
 
 func (c *cli) run(args ...string) (int, string, string) {
 	c.t.Helper()
+	return c.runEnv(nil, args...)
+}
+
+func (c *cli) runEnv(extra map[string]string, args ...string) (int, string, string) {
+	c.t.Helper()
 	var out, errb bytes.Buffer
 	getenv := func(k string) string {
+		if v, ok := extra[k]; ok {
+			return v
+		}
 		switch k {
 		case "DATABASE_URL":
 			return c.url
 		case "INGEST_WORKERS":
 			return "2"
+		case "STRATA_MODEL_DIR":
+			return filepath.Join(testenv.VarDir(c.t), "models", "use-lite")
+		case "ONNXRUNTIME_LIB":
+			return filepath.Join(testenv.VarDir(c.t), "lib", "libonnxruntime.so.1")
 		}
 		return ""
 	}
@@ -181,5 +193,71 @@ func TestUsageErrors(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, tc.want) {
 			t.Errorf("ingestd %v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, errOut, tc.want)
 		}
+	}
+}
+
+// TestBadFixtures ingests the project's broken files (fixtures/bad) next to
+// links that leave the folder or loop, and a file over the size limit: each
+// is reported with its reason and the good files still ingest.
+func TestBadFixtures(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	src := filepath.Join(testenv.RepoRoot(t), "fixtures", "bad")
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := strings.Repeat("A line of a large but valid text file.\n", 40000) // about 1.5 MiB
+	if err := os.WriteFile(filepath.Join(dir, "huge.txt"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "fine.md"), []byte("# Fine\n\nThis one is good.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/hostname", filepath.Join(dir, "outside.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("loop-b.md", filepath.Join(dir, "loop-a.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("loop-a.md", filepath.Join(dir, "loop-b.md")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := c.runEnv(map[string]string{"INGEST_MAX_FILE_MB": "1"}, "add", dir, "--layer", "bad", "--wait")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"failed   binary.md: binary content",
+		"failed   latin1.txt: invalid UTF-8",
+		"failed   truncated.pdf: ",
+		"failed   not-a-pdf.pdf: ",
+		"failed   huge.txt: file is ",
+		"warning  empty.md: empty file",
+		"warning  yaml-bomb.md: front matter ignored",
+		"warning  malformed-front-matter.md: front matter ignored",
+		"skipped  outside.txt: symlink points outside the layer folder",
+		"skipped  loop-a.md: symlink loop",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("summary:\n%s", out)
+	}
+	var bodies int
+	if err := c.pool().QueryRow(context.Background(), `SELECT count(*) FROM strata.documents
+		WHERE status = 'ok' AND path IN ('fine.md', 'yaml-bomb.md', 'malformed-front-matter.md')`).Scan(&bodies); err != nil || bodies != 3 {
+		t.Errorf("%d of the 3 good or recoverable files stored (%v)", bodies, err)
 	}
 }
