@@ -31,6 +31,7 @@ const (
 	exitFailed  = 1 // something failed: a file, the database
 	exitUsage   = 2 // the command line is wrong
 	pollEvery   = 200 * time.Millisecond
+	logEvery    = 3 * time.Second // progress lines when stdout is not a terminal
 	stopTimeout = 30 * time.Second
 )
 

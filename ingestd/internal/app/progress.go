@@ -26,6 +26,7 @@ func isTerminal(w any) bool {
 func (e *env) waitRun(ctx context.Context, l jobs.Layer, runID int64) (jobs.RunProgress, error) {
 	tty := isTerminal(e.stdout)
 	last := ""
+	var printed time.Time
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
@@ -45,13 +46,14 @@ func (e *env) waitRun(ctx context.Context, l jobs.Layer, runID int64) (jobs.RunP
 				line += fmt.Sprintf(", %d failed", p.Failed)
 			}
 		}
-		if line != last {
+		// A terminal gets every change; a log gets a line every few seconds.
+		if line != last && (tty || p.Done() || time.Since(printed) >= logEvery) {
 			if tty {
 				fmt.Fprintf(e.stdout, "\r\033[K%s %s", bar(done, parsing, 30), line)
 			} else {
 				fmt.Fprintln(e.stdout, line)
 			}
-			last = line
+			last, printed = line, time.Now()
 		}
 		if p.Done() {
 			if tty {
@@ -150,6 +152,7 @@ func round(d time.Duration) time.Duration {
 func (e *env) waitVectors(ctx context.Context, l jobs.Layer, model string) error {
 	tty := isTerminal(e.stdout)
 	last := ""
+	var printed time.Time
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
@@ -168,15 +171,16 @@ func (e *env) waitVectors(ctx context.Context, l jobs.Layer, model string) error
 		} else if active == 0 {
 			line = fmt.Sprintf("%s: %d chunks have no vector of %s yet ('ingestd status' shows why; 'ingestd serve' retries)", l.Name, left, model)
 		}
-		if line != last {
+		final := left == 0 || active == 0
+		if line != last && (tty || final || time.Since(printed) >= logEvery) {
 			if tty {
 				fmt.Fprintf(e.stdout, "\r\033[K%s", line)
 			} else {
 				fmt.Fprintln(e.stdout, line)
 			}
-			last = line
+			last, printed = line, time.Now()
 		}
-		if left == 0 || active == 0 {
+		if final {
 			if tty {
 				fmt.Fprintln(e.stdout)
 			}
