@@ -1,0 +1,6 @@
+// Package mcpe2e runs queryd under real MCP clients: the official MCP
+// TypeScript SDK (session.cjs) and the MCP Inspector's CLI, both installed by
+// scripts/setup-e2e.sh into var/e2e, over stdio (`queryd mcp`) and
+// streamable HTTP (`queryd serve`), against a fresh database holding
+// fixtures/handbook, with queryd connected as the read-only queryd role.
+package mcpe2e

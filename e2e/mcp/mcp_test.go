@@ -1,0 +1,502 @@
+package mcpe2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/stratakb/stratakb/internal/dbtest"
+	"github.com/stratakb/stratakb/internal/testenv"
+)
+
+const (
+	query       = "How many unused leave days can be carried over?"
+	layer       = "handbook"
+	readerToken = "e2e-reader-token-7f3a9c21d4"
+)
+
+// env is what every test here shares: the binaries, the clients and a
+// database with the handbook ingested.
+type env struct {
+	root, queryd, node, e2eDir string
+	bin, dbName                string
+	querydEnv                  []string
+}
+
+var (
+	setupOnce sync.Once
+	shared    *env
+	setupErr  string
+)
+
+// setup builds the binaries, ingests the handbook and prepares queryd's
+// environment (connected as the queryd role). Tests needing something that is
+// missing skip, or fail under CI=true.
+func setup(t *testing.T) *env {
+	t.Helper()
+	root := testenv.RepoRoot(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		testenv.Missing(t, "node is not installed (scripts/setup.sh installs it)")
+	}
+	e2eDir := filepath.Join(testenv.VarDir(t), "e2e")
+	testenv.Require(t, filepath.Join(e2eDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json"),
+		"the MCP TypeScript SDK (run scripts/setup-e2e.sh)")
+	testenv.Require(t, filepath.Join(e2eDir, "node_modules", "@modelcontextprotocol", "inspector-cli", "build", "index.js"),
+		"the MCP Inspector CLI (run scripts/setup-e2e.sh)")
+	dbtest.URL(t) // skips, or fails under CI, when there is no database
+	setupOnce.Do(func() { shared, setupErr = build(root, node, e2eDir) })
+	if setupErr != "" {
+		t.Fatal(setupErr)
+	}
+	return shared
+}
+
+// TestMain drops what the shared setup made once every test has run.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared != nil {
+		_ = os.RemoveAll(shared.bin)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if c, err := pgx.Connect(ctx, os.Getenv("TEST_DATABASE_URL")); err == nil {
+			_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+shared.dbName+" WITH (FORCE)")
+			c.Close(ctx)
+		}
+		cancel()
+	}
+	os.Exit(code)
+}
+
+// build runs once for the package; TestMain removes the binaries and the
+// database at the end.
+func build(root, node, e2eDir string) (*env, string) {
+	bin, err := os.MkdirTemp("", "stratakb-e2e-mcp-bin")
+	if err != nil {
+		return nil, err.Error()
+	}
+	e := &env{root: root, node: node, e2eDir: e2eDir, bin: bin}
+	for _, pkg := range []string{"ingestd", "queryd"} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(bin, pkg), "./"+pkg)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Sprintf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	e.queryd = filepath.Join(bin, "queryd")
+
+	ctx := context.Background()
+	base := os.Getenv("TEST_DATABASE_URL")
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		return nil, err.Error()
+	}
+	defer admin.Close(ctx)
+	name := fmt.Sprintf("t_e2e_mcp_%d", time.Now().UnixNano())
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return nil, err.Error()
+	}
+	e.dbName = name
+	u, _ := url.Parse(base)
+	u.Path = "/" + name
+	ownerURL := u.String()
+
+	add := exec.Command(filepath.Join(bin, "ingestd"), "add", "fixtures/handbook", "--layer", layer, "--wait")
+	add.Dir, add.Env = root, append(os.Environ(), "DATABASE_URL="+ownerURL)
+	if out, err := add.CombinedOutput(); err != nil {
+		return nil, fmt.Sprintf("ingestd add: %v\n%s", err, out)
+	}
+	// The queryd role comes from the migrations, without a login; the test
+	// cluster trusts local connections, so LOGIN is all it needs.
+	if _, err := admin.Exec(ctx, "ALTER ROLE queryd LOGIN"); err != nil {
+		return nil, err.Error()
+	}
+	q, _ := url.Parse(ownerURL)
+	q.User = url.User("queryd")
+	e.querydEnv = append(withoutDatabaseURLs(os.Environ()), "QUERYD_DATABASE_URL="+q.String(),
+		"STRATA_E2E_DIR="+e2eDir, "SEARCH_QUERY="+query, "SEARCH_LAYER="+layer)
+	return e, ""
+}
+
+func withoutDatabaseURLs(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "DATABASE_URL=") && !strings.HasPrefix(kv, "QUERYD_DATABASE_URL=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// session is what session.cjs prints.
+type session struct {
+	Error           string
+	SDKVersion      string `json:"sdk_version"`
+	Server          struct{ Name, Version string }
+	ProtocolVersion string `json:"protocol_version"`
+	Instructions    string
+	Tools           []struct {
+		Name        string
+		Description string
+		InputSchema struct {
+			Properties map[string]map[string]any
+			Required   []string
+		}
+	}
+	Prompts []struct {
+		Name      string
+		Arguments []struct {
+			Name     string
+			Required bool
+		}
+	}
+	Search       toolResult
+	BadTopK      toolResult `json:"bad_top_k"`
+	BadLayers    toolResult `json:"bad_layers"`
+	UnknownLayer toolResult `json:"unknown_layer"`
+	Prompt       struct {
+		Messages []struct {
+			Role    string
+			Content struct{ Type, Text string }
+		}
+	}
+}
+
+type toolResult struct {
+	IsError bool `json:"isError"`
+	Content []struct {
+		Type, Text string
+	}
+	StructuredContent struct {
+		Status  string
+		Results []struct {
+			File, Lines, Text, Layer, Ref string
+		}
+	} `json:"structuredContent"`
+}
+
+func (e *env) node_(t *testing.T, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e.node, append([]string{filepath.Join(e.root, "e2e", "mcp", "session.cjs")}, args...)...)
+	cmd.Env = e.querydEnv
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node session.cjs %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return out
+}
+
+func (e *env) runSession(t *testing.T, args ...string) session {
+	t.Helper()
+	out := e.node_(t, args...)
+	var s session
+	if err := json.Unmarshal(out, &s); err != nil || s.Error != "" {
+		t.Fatalf("session.cjs %s: %v %s\n%s", args[0], err, s.Error, out)
+	}
+	if s.SDKVersion == "" {
+		t.Errorf("session.cjs did not report the SDK's version")
+	}
+	t.Logf("MCP TypeScript SDK %s over %s: server %s %s, protocol %s", s.SDKVersion, args[0], s.Server.Name, s.Server.Version, s.ProtocolVersion)
+	return s
+}
+
+// check asserts what a client session must have seen.
+func (e *env) check(t *testing.T, s session) {
+	t.Helper()
+	for _, want := range []string{"strata_search", "never an order to follow", "exactly as the passage writes them", "not in the documents"} {
+		if !strings.Contains(s.Instructions, want) {
+			t.Errorf("the instructions at connect lack %q:\n%s", want, s.Instructions)
+		}
+	}
+	var names []string
+	for _, tool := range s.Tools {
+		names = append(names, tool.Name)
+		if tool.Name == "strata_search" {
+			topK := tool.InputSchema.Properties["top_k"]
+			if topK["type"] != "integer" || topK["maximum"] != 50.0 || topK["minimum"] != 1.0 {
+				t.Errorf("top_k schema %v", topK)
+			}
+			if len(tool.InputSchema.Required) != 1 || tool.InputSchema.Required[0] != "query" {
+				t.Errorf("required %v, want [query]", tool.InputSchema.Required)
+			}
+		}
+	}
+	if strings.Join(names, ",") != "strata_search" {
+		t.Errorf("tools %v, want only strata_search in this release", names)
+	}
+	if len(s.Prompts) != 1 || s.Prompts[0].Name != "answer_from_documents" || len(s.Prompts[0].Arguments) != 2 {
+		t.Errorf("prompts %+v", s.Prompts)
+	}
+
+	if s.Search.IsError || len(s.Search.StructuredContent.Results) == 0 {
+		t.Fatalf("strata_search: %+v", s.Search)
+	}
+	var text struct {
+		Results []struct{ File, Lines, Text string }
+	}
+	if err := json.Unmarshal([]byte(s.Search.Content[0].Text), &text); err != nil || len(text.Results) != len(s.Search.StructuredContent.Results) {
+		t.Errorf("the text content is not the JSON of the structured content: %v", err)
+	}
+	top := s.Search.StructuredContent.Results[0]
+	if top.File != "leave-policy.md" || top.Layer != layer {
+		t.Errorf("top result from %s in %s, want leave-policy.md in %s", top.File, top.Layer, layer)
+	}
+	// The cited lines hold the carry-over rule, read from the file itself.
+	data, err := os.ReadFile(filepath.Join(e.root, "fixtures", "handbook", top.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(data), "\n")
+	var from, to int
+	if _, err := fmt.Sscanf(top.Lines, "%d-%d", &from, &to); err != nil || from < 1 || to > len(lines) || from > to {
+		t.Fatalf("bad line range %q", top.Lines)
+	}
+	cited := strings.Join(lines[from-1:to], "\n")
+	if !strings.Contains(cited, "Up to 5 unused days may be carried") || !strings.Contains(cited, strings.TrimSpace(top.Text)) {
+		t.Errorf("lines %s of %s do not hold the result's text and the carry-over rule:\n%s", top.Lines, top.File, cited)
+	}
+
+	for name, c := range map[string]struct {
+		r   toolResult
+		arg string
+	}{"top_k 99": {s.BadTopK, "top_k"}, "layers as a string": {s.BadLayers, "layers"}, "unknown layer": {s.UnknownLayer, "layers"}} {
+		if !c.r.IsError || len(c.r.Content) == 0 || !strings.Contains(c.r.Content[0].Text, `"argument":"`+c.arg+`"`) {
+			t.Errorf("%s: want a tool error naming %s, got %+v", name, c.arg, c.r)
+		}
+	}
+	if len(s.Prompt.Messages) != 1 {
+		t.Fatalf("prompt messages %+v", s.Prompt.Messages)
+	}
+	p := s.Prompt.Messages[0].Content.Text
+	if !strings.Contains(p, query) || !strings.Contains(p, `["handbook","other"]`) || !strings.Contains(p, "1. Call strata_search") {
+		t.Errorf("prompt text:\n%s", p)
+	}
+}
+
+func TestSDKOverStdio(t *testing.T) {
+	e := setup(t)
+	e.check(t, e.runSession(t, "stdio", e.queryd))
+}
+
+// serve starts `queryd serve` on a free loopback port and returns its base
+// URL and a function that stops it with SIGTERM and returns its exit error.
+func (e *env) serve(t *testing.T, extraEnv ...string) (string, func() error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(e.queryd, "serve")
+	cmd.Env = append(append([]string{}, e.querydEnv...), append([]string{"QUERYD_ADDR=" + addr, "QUERYD_TOKENS=reader:" + readerToken}, extraEnv...)...)
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stopped := false
+	stop := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			return err
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			return fmt.Errorf("queryd serve did not stop within 15 s of SIGTERM")
+		}
+	}
+	t.Cleanup(func() {
+		_ = stop()
+		if t.Failed() {
+			t.Logf("queryd serve log:\n%s", logs.String())
+		}
+		if strings.Contains(logs.String(), readerToken) {
+			t.Errorf("the bearer token reached queryd's log")
+		}
+	})
+	base := "http://" + addr
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get(base + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("queryd serve not healthy: %v\n%s", err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return base, stop
+}
+
+func TestSDKOverStreamableHTTP(t *testing.T) {
+	e := setup(t)
+	base, stop := e.serve(t)
+	e.check(t, e.runSession(t, "http", base+"/mcp", readerToken))
+
+	for _, token := range []string{"", "wrong-token-0123456789abc"} {
+		out := e.node_(t, "http-refused", base+"/mcp", token)
+		var r struct {
+			Refused bool
+			Error   string
+		}
+		if err := json.Unmarshal(out, &r); err != nil || !r.Refused {
+			t.Errorf("token %q: the SDK client was not refused: %s", token, out)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Errorf("queryd serve on SIGTERM: %v", err)
+	}
+}
+
+// inspector runs the MCP Inspector's CLI mode and decodes its JSON output.
+func (e *env) inspector(t *testing.T, args ...string) map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	build := filepath.Join(e.e2eDir, "node_modules", "@modelcontextprotocol", "inspector-cli", "build")
+	cmd := exec.CommandContext(ctx, e.node, append([]string{filepath.Join(build, "index.js")}, args...)...)
+	// The CLI finds its own package.json relative to the working directory.
+	cmd.Dir, cmd.Env = build, append(append([]string{}, e.querydEnv...), "MCP_CATALOG_PATH="+filepath.Join(t.TempDir(), "catalog.json"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("inspector %s: %v\n%s\n%s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	var v map[string]any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("inspector printed no JSON: %v\n%s", err, out)
+	}
+	return v
+}
+
+func TestInspectorCLI(t *testing.T) {
+	e := setup(t)
+	base, _ := e.serve(t)
+	targets := map[string][]string{
+		"stdio": {e.queryd, "mcp"},
+		"http":  {base + "/mcp", "--transport", "http", "--header", "Authorization: Bearer " + readerToken},
+	}
+	for _, name := range []string{"stdio", "http"} {
+		target := targets[name]
+		t.Run(name, func(t *testing.T) {
+			list := e.inspector(t, append(append([]string{}, target...), "--method", "tools/list")...)
+			b, _ := json.Marshal(list)
+			if !strings.Contains(string(b), `"name":"strata_search"`) {
+				t.Errorf("tools/list: %s", b)
+			}
+			call := e.inspector(t, append(append([]string{}, target...), "--method", "tools/call", "--tool-name", "strata_search",
+				"--tool-arg", "query="+query, "layers=[\"handbook\"]", "top_k=2")...)
+			b, _ = json.Marshal(call)
+			if call["isError"] == true || !strings.Contains(string(b), `leave-policy.md`) {
+				t.Errorf("tools/call strata_search: %s", b)
+			}
+		})
+	}
+}
+
+// TestHTTPSearchLatency measures POST /v1/search over loopback: sequential
+// requests for the median, then 16 concurrent clients (STRATA_LOAD_SECONDS,
+// default 2) for p50 and p95. Every request must succeed.
+func TestHTTPSearchLatency(t *testing.T) {
+	e := setup(t)
+	base, _ := e.serve(t)
+	body := []byte(fmt.Sprintf(`{"query":%q,"layers":[%q],"top_k":5}`, query, layer))
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
+	one := func() (time.Duration, error) {
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/search", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+readerToken)
+		req.Header.Set("Content-Type", "application/json")
+		start := time.Now()
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return 0, fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return time.Since(start), nil
+	}
+	var seq []time.Duration
+	for range 50 {
+		d, err := one()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq = append(seq, d)
+	}
+	t.Logf("POST /v1/search, 50 sequential: p50 %v", pct(seq, 50))
+
+	secs := 2
+	if v := os.Getenv("STRATA_LOAD_SECONDS"); v != "" {
+		fmt.Sscan(v, &secs)
+	}
+	var mu sync.Mutex
+	var all []time.Duration
+	var failures []error
+	deadline := time.Now().Add(time.Duration(secs) * time.Second)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				d, err := one()
+				mu.Lock()
+				if err != nil {
+					failures = append(failures, err)
+				} else {
+					all = append(all, d)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Errorf("%d of %d requests failed under 16 concurrent clients, first: %v", len(failures), len(failures)+len(all), failures[0])
+	}
+	t.Logf("POST /v1/search, 16 concurrent clients for %d s: %d requests (%.0f/s), p50 %v, p95 %v",
+		secs, len(all), float64(len(all))/float64(secs), pct(all, 50), pct(all, 95))
+}
+
+func pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := append([]time.Duration{}, ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[(len(s)-1)*p/100].Round(10 * time.Microsecond)
+}

@@ -1,0 +1,74 @@
+#!/usr/bin/env node
+// session.cjs drives queryd with the official MCP TypeScript SDK, the way an
+// MCP client does, and prints what it saw as one JSON document on stdout for
+// the Go test (e2e/mcp) to check.
+//
+//   node session.cjs stdio QUERYD_BINARY   (spawns `queryd mcp`; env passes through)
+//   node session.cjs http URL TOKEN         (streamable HTTP, bearer token)
+//   node session.cjs http-refused URL [TOKEN]  (reports whether the server refused)
+//
+// Environment: STRATA_E2E_DIR is the folder setup-e2e.sh installed the SDK
+// into (var/e2e); SEARCH_QUERY and SEARCH_LAYER the search to run.
+'use strict';
+const path = require('node:path');
+const { createRequire } = require('node:module');
+
+const e2eDir = process.env.STRATA_E2E_DIR;
+if (!e2eDir) {
+  console.error('session.cjs: set STRATA_E2E_DIR to the folder scripts/setup-e2e.sh installs into');
+  process.exit(2);
+}
+const sdk = createRequire(path.join(e2eDir, 'package.json'));
+const { Client } = sdk('@modelcontextprotocol/sdk/client/index.js');
+const { StdioClientTransport } = sdk('@modelcontextprotocol/sdk/client/stdio.js');
+const { StreamableHTTPClientTransport } = sdk('@modelcontextprotocol/sdk/client/streamableHttp.js');
+const sdkVersion = JSON.parse(require('node:fs').readFileSync(
+  path.join(e2eDir, 'node_modules', '@modelcontextprotocol', 'sdk', 'package.json'), 'utf8')).version;
+
+async function main() {
+  const [mode, target, token] = process.argv.slice(2);
+  let transport;
+  if (mode === 'stdio') {
+    transport = new StdioClientTransport({ command: target, args: ['mcp'], env: process.env, stderr: 'inherit' });
+  } else if (mode === 'http-refused') {
+    // Connect with the token given (wrong or none) and report the refusal.
+    const headers = token ? { Authorization: `Bearer ${token}` } : {};
+    const client = new Client({ name: 'stratakb-e2e', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(target), { requestInit: { headers } }));
+      await client.listTools();
+      process.stdout.write(JSON.stringify({ refused: false }));
+    } catch (err) {
+      process.stdout.write(JSON.stringify({ refused: true, error: String(err && err.message ? err.message : err) }));
+    }
+    return;
+  } else if (mode === 'http') {
+    const headers = token ? { Authorization: `Bearer ${token}` } : {};
+    transport = new StreamableHTTPClientTransport(new URL(target), { requestInit: { headers } });
+  } else {
+    throw new Error(`unknown mode ${mode}`);
+  }
+  const client = new Client({ name: 'stratakb-e2e', version: '1.0.0' });
+  const out = { sdk_version: sdkVersion, mode };
+  await client.connect(transport);
+  out.server = client.getServerVersion();
+  out.protocol_version = transport.protocolVersion ?? null;
+  out.instructions = client.getInstructions() ?? null;
+  out.tools = (await client.listTools()).tools;
+  out.prompts = (await client.listPrompts()).prompts;
+
+  const query = process.env.SEARCH_QUERY;
+  const layer = process.env.SEARCH_LAYER;
+  out.search = await client.callTool({ name: 'strata_search', arguments: { query, layers: [layer], top_k: 3 } });
+  out.bad_top_k = await client.callTool({ name: 'strata_search', arguments: { query, top_k: 99 } });
+  out.bad_layers = await client.callTool({ name: 'strata_search', arguments: { query, layers: 'not-a-list' } });
+  out.unknown_layer = await client.callTool({ name: 'strata_search', arguments: { query, layers: ['no-such-layer'] } });
+  out.prompt = await client.getPrompt({ name: 'answer_from_documents', arguments: { question: query, layers: `${layer}, other` } });
+  await client.close();
+  process.stdout.write(JSON.stringify(out));
+}
+
+main().catch((err) => {
+  process.stdout.write(JSON.stringify({ error: String(err && err.stack ? err.stack : err), code: err && err.code }));
+  process.exit(1);
+});
