@@ -12,6 +12,7 @@ package chunker
 import (
 	"hash/fnv"
 	"sort"
+	"strings"
 
 	"github.com/stratakb/stratakb/schema"
 )
@@ -75,6 +76,7 @@ type atom struct {
 	start, end int
 	rank       int  // rank of the gap before the atom
 	glue       bool // no chunk may end after this atom (it is or ends with a heading)
+	head       bool // the atom is (part of) a section's heading: all of it is glued
 	kind       atomKind
 }
 
@@ -109,17 +111,16 @@ func Chunk(doc *schema.ParsedDoc, sections []schema.Section, opt Options) []sche
 		body = len(text)
 	}
 
-	var out []schema.Chunk
+	var spans [][2]int
 	hard := hardCuts(doc, sections, body)
+	lay := newLayout(sections, body, len(text))
 	for i := 0; i+1 < len(hard); i++ {
 		bs, be := hard[i], hard[i+1]
-		atoms := blockAtoms(text, sections, bs, be)
+		atoms := blockAtoms(text, lay, bs, be)
 		atoms = refine(text, atoms, size)
-		for _, r := range pack(text, atoms, size) {
-			out = append(out, makeChunk(doc, sections, len(out), r[0], r[1]))
-		}
+		spans = append(spans, pack(text, atoms, size)...)
 	}
-	return out
+	return makeChunks(doc, sections, spans)
 }
 
 // hardCuts returns the sorted offsets no chunk may straddle: the body's
@@ -155,67 +156,88 @@ func dedup(xs []int) []int {
 	return out
 }
 
+// cut is a place inside a block where a paragraph must end: a subsection
+// start (rankSection) or the end of a heading (rankPara).
+type cut struct {
+	off  int
+	rank int
+}
+
+// layout is what the sections say about where atoms end, computed once.
+type layout struct {
+	cuts  []cut    // sorted by offset, one per offset (the best rank)
+	heads [][2]int // the union of heading spans, sorted and disjoint
+}
+
+func newLayout(sections []schema.Section, body, n int) layout {
+	var l layout
+	var spans [][2]int
+	for _, s := range sections {
+		if s.Start >= body && s.Start < n {
+			l.cuts = append(l.cuts, cut{s.Start, rankSection})
+		}
+		he := min(s.HeadingEnd, s.End, n)
+		if he > s.Start && he > body {
+			l.cuts = append(l.cuts, cut{he, rankPara})
+			spans = append(spans, [2]int{max(s.Start, 0), he})
+		}
+	}
+	sort.Slice(l.cuts, func(i, j int) bool {
+		if l.cuts[i].off != l.cuts[j].off {
+			return l.cuts[i].off < l.cuts[j].off
+		}
+		return l.cuts[i].rank > l.cuts[j].rank
+	})
+	out := l.cuts[:0]
+	for i, c := range l.cuts {
+		if i == 0 || c.off != l.cuts[i-1].off {
+			out = append(out, c)
+		}
+	}
+	l.cuts = out
+	sort.Slice(spans, func(i, j int) bool { return spans[i][0] < spans[j][0] })
+	for _, sp := range spans {
+		if k := len(l.heads) - 1; k >= 0 && sp[0] <= l.heads[k][1] {
+			l.heads[k][1] = max(l.heads[k][1], sp[1])
+			continue
+		}
+		l.heads = append(l.heads, sp)
+	}
+	return l
+}
+
+// inHeading reports whether text[a:b] lies inside a section heading.
+func (l layout) inHeading(a, b int) bool {
+	i := sort.Search(len(l.heads), func(i int) bool { return l.heads[i][0] > a }) - 1
+	return i >= 0 && b <= l.heads[i][1]
+}
+
 // blockAtoms splits text[bs:be] into paragraph atoms, also cutting at
 // subsection starts and heading ends.
-func blockAtoms(text string, sections []schema.Section, bs, be int) []atom {
-	type cut struct {
-		off  int
-		rank int
-	}
-	cuts := []cut{{bs, rankSection}}
-	var heads [][2]int
-	for _, s := range sections {
-		if s.End <= bs || s.Start >= be {
-			continue
-		}
-		if s.Start > bs && s.Start < be {
-			cuts = append(cuts, cut{s.Start, rankSection})
-		}
-		he := min(s.HeadingEnd, s.End, be)
-		if he > s.Start && he > bs && he < be {
-			cuts = append(cuts, cut{he, rankPara})
-		}
-		if he > s.Start {
-			heads = append(heads, [2]int{max(s.Start, bs), he})
-		}
-	}
-	sort.Slice(cuts, func(i, j int) bool {
-		if cuts[i].off != cuts[j].off {
-			return cuts[i].off < cuts[j].off
-		}
-		return cuts[i].rank > cuts[j].rank
-	})
-	inHeading := func(a, b int) bool {
-		for _, h := range heads {
-			if h[0] <= a && b <= h[1] {
-				return true
-			}
-		}
-		return false
-	}
-
+func blockAtoms(text string, lay layout, bs, be int) []atom {
+	first := sort.Search(len(lay.cuts), func(i int) bool { return lay.cuts[i].off > bs })
 	var atoms []atom
-	for i := 0; i < len(cuts); i++ {
-		if i > 0 && cuts[i].off == cuts[i-1].off {
-			continue
+	ss, rank := bs, rankSection
+	for i := first; ; i++ {
+		se, next := be, rankSection
+		if i < len(lay.cuts) && lay.cuts[i].off < be {
+			se, next = lay.cuts[i].off, lay.cuts[i].rank
 		}
-		ss, se := cuts[i].off, be
-		for k := i + 1; k < len(cuts); k++ {
-			if cuts[k].off > ss {
-				se = cuts[k].off
-				break
-			}
-		}
-		rank := cuts[i].rank
-		heading := inHeading(ss, se)
+		heading := lay.inHeading(ss, se)
 		for _, p := range paragraphs(text, ss, se) {
-			a := atom{start: p[0], end: p[1], rank: rank, kind: atomPara}
+			a := atom{start: p[0], end: p[1], rank: rank, kind: atomPara, head: heading}
 			a.glue = heading || endsWithHeading(text, p[0], p[1])
 			atoms = append(atoms, a)
 			rank = rankPara
 		}
+		if se == be {
+			return atoms
+		}
+		ss = se
+		// A cut inside a paragraph keeps its own rank; one that falls
+		// between paragraphs does too.
+		rank = next
 	}
-	return atoms
 }
 
 // paragraphs returns the blank-line separated paragraphs of text[s:e], each
@@ -235,7 +257,12 @@ func paragraphs(text string, s, e int) [][2]int {
 			}
 		} else {
 			if ps < 0 {
+				// Keep the indentation (spaces and tabs), not a form feed
+				// or other control space before it.
 				ps = l.start
+				for text[ps] != ' ' && text[ps] != '\t' && isSpaceByte(text[ps]) {
+					ps++
+				}
 			}
 			lastEnd = l.te
 		}
@@ -286,46 +313,85 @@ func refine(text string, atoms []atom, size int) []atom {
 			continue
 		}
 		group := append([]atom(nil), atoms[i:j+1]...)
-		from := 0
 		for {
-			k, l, ok := firstOversized(group, from, size)
+			// Runs before k fit and do not change: move them out.
+			k, l, ok := firstOversized(group, 0, size)
 			if !ok {
 				break
 			}
+			out = append(out, group[:k]...)
+			group, l, k = group[k:], l-k, 0
 			// A paragraph glued to the text because it ends with a heading
 			// is split into its sentences first, so that only the heading
 			// stays glued; then the last atom of the run is split; then the
-			// glue of the first heading is let go (the headings nearest
-			// the text stay with it); else it is a lone word over size.
-			if l > k && group[l-1].kind == atomPara {
-				units := splitUnits(text, group[l-1].start, group[l-1].end)
-				if len(units) > 1 {
-					pieces := make([]atom, len(units))
-					for u, un := range units {
-						pieces[u] = atom{start: un.start, end: un.end, rank: rankSentence, glue: un.kind == unitHeading, kind: atomSentence}
-					}
-					pieces[0].rank = group[l-1].rank
-					pieces[len(pieces)-1].glue = true
-					group = append(group[:l-1:l-1], append(pieces, group[l:]...)...)
-					continue
-				}
-				group[l-1].kind = atomSentence
+			// headings that do not fit with the text let go of it (the
+			// nearest stay); else it is a lone word over size.
+			if splitGlued(text, &group, k, l) {
+				continue
 			}
-			if pieces := split(text, group[l]); len(pieces) > 1 {
+			pieces := split(text, group[l])
+			if len(pieces) > 1 {
 				group = append(group[:l:l], append(pieces, group[l+1:]...)...)
 				continue
 			}
-			group[l].kind = atomWord
+			group[l] = pieces[0] // a word, trimmed
 			if l > k {
-				group[k].glue = false
+				// Keep the headings nearest the text that fit with it.
+				kk := l
+				for kk > k && group[l].end-group[kk-1].start <= size {
+					kk--
+				}
+				for x := k; x < kk; x++ {
+					group[x].glue = false
+				}
 				continue
 			}
-			from = l + 1
+			out = append(out, group[:l+1]...) // a lone word over size
+			group = group[l+1:]
 		}
 		out = append(out, group...)
 		i = j + 1
 	}
 	return out
+}
+
+// splitGlued splits the paragraphs of the run group[k..l] that are glued
+// because they end with a heading into their sentences, so that only their
+// headings stay glued to what follows. It reports whether it split any.
+func splitGlued(text string, group *[]atom, k, l int) bool {
+	g := *group
+	var run []atom
+	split := false
+	for x := k; x < l; x++ {
+		a := g[x]
+		if a.kind != atomPara {
+			run = append(run, a)
+			continue
+		}
+		units := splitUnits(text, a.start, a.end)
+		if len(units) <= 1 {
+			a.kind = atomSentence
+			run = append(run, a)
+			continue
+		}
+		split = true
+		for u, un := range units {
+			p := atom{start: un.start, end: un.end, rank: rankSentence, glue: a.head || un.kind == unitHeading, head: a.head, kind: atomSentence}
+			if u == 0 {
+				p.rank = a.rank
+			}
+			if u == len(units)-1 {
+				p.glue = true
+			}
+			run = append(run, p)
+		}
+	}
+	if !split {
+		copy(g[k:l], run)
+		return false
+	}
+	*group = append(append(g[:k:k], run...), g[l:]...)
+	return true
 }
 
 // firstOversized finds the first glued run group[k..l], k >= from, longer
@@ -353,7 +419,7 @@ func split(text string, a atom) []atom {
 		units := splitUnits(text, a.start, a.end)
 		if len(units) > 1 {
 			for _, u := range units {
-				pieces = append(pieces, atom{start: u.start, end: u.end, rank: rankSentence, glue: u.kind == unitHeading, kind: atomSentence})
+				pieces = append(pieces, atom{start: u.start, end: u.end, rank: rankSentence, glue: a.head || u.kind == unitHeading, head: a.head, kind: atomSentence})
 			}
 		} else {
 			a.kind = atomSentence
@@ -361,11 +427,16 @@ func split(text string, a atom) []atom {
 	}
 	if pieces == nil && a.kind == atomSentence {
 		for _, w := range words(text, a.start, a.end) {
-			pieces = append(pieces, atom{start: w[0], end: w[1], rank: rankWord, kind: atomWord})
+			pieces = append(pieces, atom{start: w[0], end: w[1], rank: rankWord, glue: a.head, head: a.head, kind: atomWord})
 		}
 	}
 	if len(pieces) <= 1 {
+		// One word: drop the indentation around it, so that a word over
+		// size is a chunk of its own and nothing more.
 		a.kind = atomWord
+		if len(pieces) == 1 {
+			a.start, a.end = pieces[0].start, pieces[0].end
+		}
 		return []atom{a}
 	}
 	pieces[0].rank = a.rank
@@ -469,26 +540,62 @@ func pack(text string, atoms []atom, size int) [][2]int {
 	return out
 }
 
-func makeChunk(doc *schema.ParsedDoc, sections []schema.Section, ord, s, e int) schema.Chunk {
-	t := doc.Text[s:e]
-	return schema.Chunk{
-		Ordinal:    ord,
-		Start:      s,
-		End:        e,
-		LineStart:  schema.LineOf(doc.Text, s),
-		LineEnd:    schema.LineOf(doc.Text, e-1),
-		Page:       doc.PageAt(s),
-		ClausePath: clausePath(sections, s),
-		Text:       t,
-		Hash:       schema.ContentHash(t),
+// makeChunks fills in the chunks for spans, which are in order. Lines are
+// counted and sections tracked as the spans advance, so the cost is linear
+// in the text, not in the text times the chunks.
+func makeChunks(doc *schema.ParsedDoc, sections []schema.Section, spans [][2]int) []schema.Chunk {
+	text := doc.Text
+	out := make([]schema.Chunk, 0, len(spans))
+	line, lineOff := 1, 0 // line is the line number of byte lineOff
+	lineAt := func(off int) int {
+		line += strings.Count(text[lineOff:off], "\n")
+		lineOff = off
+		return line
 	}
+	order := make([]int, len(sections))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return sections[order[a]].Start < sections[order[b]].Start })
+	var active []int // sections that started at or before the current span
+	next := 0
+	for _, sp := range spans {
+		s, e := sp[0], sp[1]
+		for next < len(order) && sections[order[next]].Start <= s {
+			active = append(active, order[next])
+			next++
+		}
+		kept := active[:0]
+		for _, i := range active {
+			if sections[i].End > s {
+				kept = append(kept, i)
+			}
+		}
+		active = kept
+		t := text[s:e]
+		c := schema.Chunk{
+			Ordinal:    len(out),
+			Start:      s,
+			End:        e,
+			LineStart:  lineAt(s),
+			Page:       doc.PageAt(s),
+			ClausePath: clausePath(sections, active, s),
+			Text:       t,
+			Hash:       schema.ContentHash(t),
+		}
+		c.LineEnd = lineAt(e - 1)
+		out = append(out, c)
+	}
+	return out
 }
 
-// clausePath is the Path of the innermost section holding off: the
-// shortest one, the deeper one on a tie.
-func clausePath(sections []schema.Section, off int) string {
+// clausePath is the Path of the innermost section holding off, among the
+// candidates (indexes into sections): the shortest one, the deeper one on a
+// tie, the first one listed after that.
+func clausePath(sections []schema.Section, candidates []int, off int) string {
 	best := -1
-	for i, s := range sections {
+	for _, i := range candidates {
+		s := sections[i]
 		if off < s.Start || off >= s.End {
 			continue
 		}
@@ -497,7 +604,10 @@ func clausePath(sections []schema.Section, off int) string {
 			continue
 		}
 		b := sections[best]
-		if s.End-s.Start < b.End-b.Start || s.End-s.Start == b.End-b.Start && s.Level > b.Level {
+		switch {
+		case s.End-s.Start < b.End-b.Start,
+			s.End-s.Start == b.End-b.Start && s.Level > b.Level,
+			s.End-s.Start == b.End-b.Start && s.Level == b.Level && i < best:
 			best = i
 		}
 	}

@@ -344,7 +344,7 @@ func TestChunkLinesAndPath(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
-	if p := clausePath(secs, strings.Index(text, "line one")); p != "A > A.1" {
+	if p := innermostPath(secs, strings.Index(text, "line one")); p != "A > A.1" {
 		t.Errorf("innermost path %q", p)
 	}
 }

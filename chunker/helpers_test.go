@@ -3,6 +3,7 @@ package chunker
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -110,6 +111,8 @@ func invariantErr(doc *schema.ParsedDoc, secs []schema.Section, size int, chunks
 	}
 	prevEnd := body
 	covered := make([]bool, len(text))
+	heads := newHeadingIndex(text, secs)
+	sort.Ints(heads.topStarts)
 	for i, c := range chunks {
 		if c.Ordinal != i {
 			return fmt.Errorf("chunk %d has ordinal %d", i, c.Ordinal)
@@ -139,18 +142,16 @@ func invariantErr(doc *schema.ParsedDoc, secs []schema.Section, size int, chunks
 		if c.Page != doc.PageAt(c.Start) || doc.PageAt(c.End-1) != c.Page {
 			return fmt.Errorf("chunk %d [%d,%d) straddles pages %d and %d", i, c.Start, c.End, doc.PageAt(c.Start), doc.PageAt(c.End-1))
 		}
-		if want := clausePath(secs, c.Start); c.ClausePath != want {
+		if want := innermostPath(secs, c.Start); c.ClausePath != want {
 			return fmt.Errorf("chunk %d clause path %q, want %q", i, c.ClausePath, want)
 		}
-		for _, s := range secs {
-			if s.Parent < 0 && s.Start > c.Start && s.Start < c.End {
-				return fmt.Errorf("chunk %d [%d,%d) straddles the start of top-level section %q at %d", i, c.Start, c.End, s.Path, s.Start)
-			}
+		if k := sort.SearchInts(heads.topStarts, c.Start+1); k < len(heads.topStarts) && heads.topStarts[k] < c.End {
+			return fmt.Errorf("chunk %d [%d,%d) straddles the start of a top-level section at %d", i, c.Start, c.End, heads.topStarts[k])
 		}
 		for k := c.Start; k < c.End; k++ {
 			covered[k] = true
 		}
-		if hs, ok := endsWithHeadingLine(text, secs, c); ok && i+1 < len(chunks) && !headingMayEnd(doc, secs, size, hs, c, chunks[i+1]) {
+		if hs, ok := heads.endsWithHeadingLine(text, c); ok && i+1 < len(chunks) && !heads.headingMayEnd(doc, size, hs, c, chunks[i+1]) {
 			return fmt.Errorf("chunk %d ends with a heading line: %q", i, tail(c.Text))
 		}
 	}
@@ -174,18 +175,44 @@ func tail(s string) string {
 	return s
 }
 
+// headingIndex is what the heading checks need from the sections.
+type headingIndex struct {
+	secs      []schema.Section
+	headEnds  map[int]int // trimmed end of a section heading -> its start
+	topStarts []int       // starts of top-level sections
+}
+
+func newHeadingIndex(text string, secs []schema.Section) headingIndex {
+	h := headingIndex{secs: secs, headEnds: map[int]int{}}
+	for _, s := range secs {
+		if he := min(s.HeadingEnd, s.End, len(text)); he > s.Start && s.Start >= 0 {
+			_, te := trimLine(text, s.Start, he)
+			h.headEnds[te] = s.Start
+		}
+		if s.Parent < 0 {
+			h.topStarts = append(h.topStarts, s.Start)
+		}
+	}
+	return h
+}
+
 // endsWithHeadingLine reports whether chunk c ends with a section's heading
 // or with a line Sentences calls a heading, and where that heading starts.
-func endsWithHeadingLine(text string, secs []schema.Section, c schema.Chunk) (int, bool) {
-	for _, s := range secs {
-		if he := min(s.HeadingEnd, s.End); he > s.Start {
-			if _, te := trimLine(text, s.Start, he); te == c.End {
-				return s.Start, true
+func (h headingIndex) endsWithHeadingLine(text string, c schema.Chunk) (int, bool) {
+	if hs, ok := h.headEnds[c.End]; ok {
+		return hs, true
+	}
+	ps := max(paragraphStart(text, c.End), c.Start)
+	// Heading rules look at most two lines ahead.
+	pe := paragraphEnd(text, c.End-1)
+	if i := strings.IndexByte(text[c.End:pe], '\n'); i >= 0 {
+		if j := strings.IndexByte(text[c.End+i+1:pe], '\n'); j >= 0 {
+			if k := strings.IndexByte(text[c.End+i+j+2:pe], '\n'); k >= 0 {
+				pe = c.End + i + j + k + 2
 			}
 		}
 	}
-	ps := max(paragraphStart(text, c.End), c.Start)
-	for _, u := range Sentences(text, ps, paragraphEnd(text, c.End-1)) {
+	for _, u := range Sentences(text, ps, pe) {
 		if u.End == c.End {
 			return u.Start, u.Heading
 		}
@@ -193,8 +220,8 @@ func endsWithHeadingLine(text string, secs []schema.Section, c schema.Chunk) (in
 	return 0, false
 }
 
-func inSectionHeading(secs []schema.Section, a, b int) bool {
-	for _, s := range secs {
+func (h headingIndex) inSectionHeading(a, b int) bool {
+	for _, s := range h.secs {
 		if s.Start <= a && b <= max(s.HeadingEnd, s.Start) {
 			return true
 		}
@@ -206,9 +233,9 @@ func inSectionHeading(secs []schema.Section, a, b int) bool {
 // next chunk starts past a hard boundary (top-level section, page), or the
 // heading (from headStart) and the first word of text after it that is not
 // a heading do not fit in one chunk.
-func headingMayEnd(doc *schema.ParsedDoc, secs []schema.Section, size, headStart int, c, next schema.Chunk) bool {
-	for _, s := range secs {
-		if s.Parent < 0 && s.Start > c.Start && s.Start <= next.Start {
+func (h headingIndex) headingMayEnd(doc *schema.ParsedDoc, size, headStart int, c, next schema.Chunk) bool {
+	for _, s := range h.topStarts {
+		if s > c.Start && s <= next.Start {
 			return true
 		}
 	}
@@ -219,10 +246,10 @@ func headingMayEnd(doc *schema.ParsedDoc, secs []schema.Section, size, headStart
 	}
 	text := doc.Text
 	pos := next.Start
-	for pos < len(text) {
+	for pos < len(text) && pos <= headStart+size {
 		pe := paragraphEnd(text, pos)
 		for _, u := range Sentences(text, pos, pe) {
-			if u.Heading || inSectionHeading(secs, u.Start, u.End) {
+			if u.Heading || h.inSectionHeading(u.Start, u.End) {
 				continue
 			}
 			w := words(text, u.Start, u.End)
@@ -230,7 +257,7 @@ func headingMayEnd(doc *schema.ParsedDoc, secs []schema.Section, size, headStart
 		}
 		pos = pe + 1
 	}
-	return true // only headings follow
+	return true // nothing but headings within size
 }
 
 // spansErr checks Sentences' output for text[start:end]: spans in bounds,
@@ -259,4 +286,23 @@ func spansErr(text string, start, end int, spans []Span) error {
 		}
 	}
 	return nil
+}
+
+// innermostPath is the clause path rule stated plainly: of the sections
+// holding off, the shortest; of equally short ones, the deepest; then the
+// first.
+func innermostPath(secs []schema.Section, off int) string {
+	best := -1
+	for i, s := range secs {
+		if s.Start <= off && off < s.End {
+			if best < 0 || s.End-s.Start < secs[best].End-secs[best].Start ||
+				s.End-s.Start == secs[best].End-secs[best].Start && s.Level > secs[best].Level {
+				best = i
+			}
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	return secs[best].Path
 }
