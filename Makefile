@@ -29,7 +29,7 @@ test: ## run all tests against a throwaway PostgreSQL cluster
 	@bash scripts/test.sh
 
 bench: ## run the benchmarks (medians over repeated runs)
-	@bash scripts/test.sh -run '^$$' -bench . -benchtime 3x -count 3 ./...
+	@bash scripts/bench.sh
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -1,0 +1,72 @@
+package jobs_test
+
+import (
+	"context"
+	"path/filepath"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stratakb/stratakb/internal/dbtest"
+	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/internal/testenv"
+	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/parsers"
+)
+
+// BenchmarkReingestUnchanged measures a re-ingest of the Markdown and text
+// corpora (1,000+ files) when nothing changed: a stat per file and no parse.
+func BenchmarkReingestUnchanged(b *testing.B) {
+	shared := testenv.SharedDir(b)
+	pool, _ := dbtest.NewPool(b)
+	var layers []jobs.Layer
+	files := 0
+	for _, name := range []string{"go-blog-markdown", "python-peps"} {
+		p := ingesttest.Ingest(b, pool, jobs.Layer{Name: name, Root: filepath.Join(shared, "corpora", name)},
+			ingesttest.Options{Timeout: 20 * time.Minute})
+		files += p.New
+		l, err := jobs.GetLayer(context.Background(), pool, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		layers = append(layers, l)
+	}
+	ctx := context.Background()
+	client, err := jobs.NewClient(pool, jobs.ClientConfig{Workers: 2, Pipeline: jobs.StandardPipeline(parsers.Options{NoOCR: true})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer client.Stop(ctx) //nolint:errcheck
+	var samples []float64
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		for _, l := range layers {
+			runID, err := jobs.StartIngest(ctx, pool, client, l.ID, "bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			for {
+				p, err := jobs.Progress(ctx, pool, runID)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if p.Done() {
+					if p.New+p.Changed+p.Deleted+p.Renamed > 0 {
+						b.Fatalf("re-ingest of unchanged %s touched files: %+v", l.Name, p)
+					}
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		samples = append(samples, time.Since(start).Seconds())
+	}
+	sort.Float64s(samples)
+	b.ReportMetric(samples[len(samples)/2], "median_s/reingest")
+	b.ReportMetric(float64(files), "files")
+	b.ReportMetric(float64(files)*float64(b.N)/b.Elapsed().Seconds(), "files/s")
+}
