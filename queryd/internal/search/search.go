@@ -1,12 +1,27 @@
 // Package search is queryd's retrieval: strata_search's arguments, checks
 // and response, over the read-only store.
+//
+// One search runs up to three channels over the layers it searches: exact
+// sections (the clauses and sections the query names, looked up in the
+// structure map), a lexical channel (Okapi BM25 over PostgreSQL's english
+// lexemes, with terms such as pacs.008 or PEP 8 matched as written) and a
+// vector channel (pgvector HNSW over the layer's vectors of the configured
+// embedding model). The lexical and vector rankings are merged by weighted
+// reciprocal rank fusion with weights measured per model, the best lexical
+// matches keep HYBRID_KEYWORD_SLOTS places, and exact sections come first.
+// docs/retrieval.md gives the measurements behind every default.
 package search
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
@@ -16,6 +31,11 @@ const (
 	DefaultTopK = 5
 	MaxTopK     = 50
 	MaxQuery    = 2000 // characters
+
+	// MaxFilterKeys bounds metadata_filter.
+	MaxFilterKeys = 20
+	// DefaultKeywordSlots is HYBRID_KEYWORD_SLOTS's default.
+	DefaultKeywordSlots = 1
 )
 
 // Request is strata_search's arguments.
@@ -39,6 +59,63 @@ type Result struct {
 	Text       string  `json:"text"`
 	Score      float64 `json:"score"`
 	Similarity float64 `json:"similarity"`
+	// Match is "exact" for a section the query names.
+	Match string `json:"match,omitempty"`
+	// Cut is true when an exact section's text was shortened.
+	Cut bool `json:"cut,omitempty"`
+	// OutsideRouting marks a result of a routing fallback from a layer that
+	// routing had not chosen.
+	OutsideRouting bool `json:"outside_routing,omitempty"`
+	// Explain says how the result was found and placed (explain: true).
+	Explain *ResultExplain `json:"explain,omitempty"`
+}
+
+// ChannelHit is a result's place in one channel's ranking.
+type ChannelHit struct {
+	Rank  int     `json:"rank"`
+	Score float64 `json:"score"`
+}
+
+// ResultExplain is one result's attribution.
+type ResultExplain struct {
+	// Lexical and Vector are the result's rank and score in each channel
+	// that found it (BM25 score; cosine similarity).
+	Lexical *ChannelHit `json:"lexical,omitempty"`
+	Vector  *ChannelHit `json:"vector,omitempty"`
+	// Fused is the weighted reciprocal-rank-fusion score, FusedRank the
+	// place it earned by that score.
+	Fused     float64 `json:"fused"`
+	FusedRank int     `json:"fused_rank,omitempty"`
+	// Placement says why the result sits where it is: "exact_match",
+	// "fusion", "keyword_slot" or "lexical_only".
+	Placement string `json:"placement"`
+	// Reason is the placement in words.
+	Reason string `json:"reason"`
+	// ExactTerms are the query's terms the passage holds as written.
+	ExactTerms []string `json:"exact_terms,omitempty"`
+}
+
+// RoutingFallback says that a routed search was run again over all layers.
+type RoutingFallback struct {
+	Reason         string `json:"reason"` // insufficient_results or low_confidence
+	SearchedLayers string `json:"searched_layers"`
+}
+
+// Explain is the search-wide part of explain: true.
+type Explain struct {
+	Channels      []string `json:"channels"`
+	Model         string   `json:"model,omitempty"`
+	RRFK          int      `json:"rrf_k,omitempty"`
+	LexicalWeight float64  `json:"lexical_weight,omitempty"`
+	VectorWeight  float64  `json:"vector_weight,omitempty"`
+	KeywordSlots  int      `json:"keyword_slots"`
+	EFSearch      int      `json:"ef_search,omitempty"`
+	MinSimilarity float64  `json:"min_similarity,omitempty"`
+	ExactTerms    []string `json:"exact_terms,omitempty"`
+	RoutedLayers  []string `json:"routed_layers,omitempty"`
+	References    []string `json:"references,omitempty"`
+	Cached        bool     `json:"cached"`
+	TookMS        float64  `json:"took_ms"`
 }
 
 // Response is strata_search's answer.
@@ -47,15 +124,80 @@ type Response struct {
 	Query          string   `json:"query"`
 	SearchedLayers []string `json:"searched_layers"`
 	Results        []Result `json:"results"`
+	// Confidence is high, medium or low, judged on Basis.
+	Confidence string `json:"confidence"`
+	Basis      string `json:"basis"`
+	// Warning comes with low confidence.
+	Warning string `json:"warning,omitempty"`
+	// Note says what is missing: exact sections not returned, references not
+	// looked up, fewer results than top_k under a filter.
+	Note            string           `json:"note,omitempty"`
+	RoutingFallback *RoutingFallback `json:"routing_fallback,omitempty"`
+	// Degraded is true when a channel could not run (no embedding model, a
+	// model failure, layers without vectors); DegradedReason says which.
+	Degraded       bool     `json:"degraded,omitempty"`
+	DegradedReason string   `json:"degraded_reason,omitempty"`
+	Explain        *Explain `json:"explain,omitempty"`
 }
 
-// Searcher answers strata_search.
+// Options configure a Searcher.
+type Options struct {
+	// Embedder makes query vectors; nil searches the lexical channel only
+	// and says so (degraded).
+	Embedder embed.Embedder
+	// KeywordSlots is HYBRID_KEYWORD_SLOTS: how many of the best lexical
+	// matches keep a place in the results (0 turns it off).
+	KeywordSlots int
+	// CacheEntries bounds the result cache (0 turns it off).
+	CacheEntries int
+	// Logger may be nil.
+	Logger *slog.Logger
+}
+
+// DefaultOptions returns the defaults: no embedder, one keyword slot, a
+// cache of 512 searches.
+func DefaultOptions() Options {
+	return Options{KeywordSlots: DefaultKeywordSlots, CacheEntries: 512}
+}
+
+// KeywordSlotsFromEnv reads HYBRID_KEYWORD_SLOTS (default 1, 0 turns the
+// slots off); the error names the variable.
+func KeywordSlotsFromEnv(getenv func(string) string) (int, error) {
+	v := strings.TrimSpace(getenv("HYBRID_KEYWORD_SLOTS"))
+	if v == "" {
+		return DefaultKeywordSlots, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || n > MaxTopK {
+		return 0, fmt.Errorf("HYBRID_KEYWORD_SLOTS: must be a whole number from 0 to %d, got %q", MaxTopK, v)
+	}
+	return n, nil
+}
+
+// Searcher answers strata_search. It is safe for concurrent use.
 type Searcher struct {
-	store *store.Store
+	store  *store.Store
+	opt    Options
+	cache  *cache
+	logger *slog.Logger
 }
 
-// New returns a Searcher over the store.
-func New(st *store.Store) *Searcher { return &Searcher{store: st} }
+// New returns a Searcher over the store with the default options: the
+// lexical channel only (no embedder), which its responses report as
+// degraded.
+func New(st *store.Store) *Searcher { return NewWithOptions(st, DefaultOptions()) }
+
+// NewWithOptions returns a Searcher over the store.
+func NewWithOptions(st *store.Store, opt Options) *Searcher {
+	if opt.KeywordSlots < 0 {
+		opt.KeywordSlots = 0
+	}
+	lg := opt.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	return &Searcher{store: st, opt: opt, cache: newCache(opt.CacheEntries), logger: lg}
+}
 
 // Validate checks and normalises the arguments; errors name the argument.
 func (r *Request) Validate() error {
@@ -76,48 +218,106 @@ func (r *Request) Validate() error {
 		if strings.TrimSpace(l) == "" {
 			return qerr.Invalidf("layers", "entry %d is empty", i)
 		}
+		r.Layers[i] = strings.TrimSpace(l)
+	}
+	if len(r.MetadataFilter) > MaxFilterKeys {
+		return qerr.Invalidf("metadata_filter", "has %d keys, at most %d are allowed", len(r.MetadataFilter), MaxFilterKeys)
+	}
+	for k, v := range r.MetadataFilter {
+		if strings.TrimSpace(k) == "" {
+			return qerr.Invalidf("metadata_filter", "has an empty key")
+		}
+		if len(k) > 200 || len(v) > 1000 {
+			return qerr.Invalidf("metadata_filter", "key %q or its value is too long", k)
+		}
+		if k == "page" || k == "total_pages" {
+			if n, err := strconv.Atoi(v); err != nil || n < 1 || strconv.Itoa(n) != v {
+				return qerr.Invalidf("metadata_filter", "%s must be a page number written as a string of digits such as \"3\", got %q", k, v)
+			}
+		}
 	}
 	return nil
 }
 
 // Search runs one search.
 func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
+	began := time.Now()
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	known, err := s.store.LayerNames(ctx)
+	layers, err := s.store.Layers(ctx)
 	if err != nil {
 		return nil, qerr.Unavailablef(err, "read layers")
 	}
-	for _, l := range req.Layers {
-		if !contains(known, l) {
-			return nil, qerr.Invalidf("layers", "no layer named %q (known: %s)", l, strings.Join(known, ", "))
+	byName := map[string]store.Layer{}
+	var names []string
+	for _, l := range layers {
+		byName[l.Name] = l
+		names = append(names, l.Name)
+	}
+	var named []store.Layer
+	seen := map[string]bool{}
+	for _, n := range req.Layers {
+		l, ok := byName[n]
+		if !ok {
+			known := strings.Join(names, ", ")
+			if known == "" {
+				known = "none yet"
+			}
+			return nil, qerr.Invalidf("layers", "no layer named %q (known: %s)", n, known)
+		}
+		if !seen[n] {
+			seen[n] = true
+			named = append(named, l)
 		}
 	}
-	searched := req.Layers
-	if len(searched) == 0 {
-		searched = known
-	}
-	hits, err := s.store.SearchText(ctx, req.Query, req.Layers, req.TopK)
+
+	version, err := s.store.Version(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
+		return nil, qerr.Unavailablef(err, "read data version")
 	}
-	resp := &Response{Status: "ok", Query: req.Query, SearchedLayers: searched, Results: []Result{}}
-	for _, h := range hits {
-		resp.Results = append(resp.Results, Result{
-			ChunkID: h.ChunkID, Ref: h.Ref(), Layer: h.Layer, File: h.File, Page: h.Page,
-			Lines: fmt.Sprintf("%d-%d", h.LineStart, h.LineEnd), ClausePath: h.ClausePath,
-			Text: h.Text, Score: h.Score,
-		})
+	key := cacheKey(req)
+	if resp, ok := s.cache.get(key, version); ok {
+		if resp.Explain != nil {
+			resp.Explain.Cached = true
+			resp.Explain.TookMS = ms(time.Since(began))
+		}
+		return resp, nil
 	}
+
+	st := &state{s: s, req: req}
+	var resp *Response
+	switch {
+	case len(named) > 0:
+		resp, err = st.run(ctx, named, nil)
+	default:
+		resp, err = st.routed(ctx, layers)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if resp.Explain != nil {
+		resp.Explain.TookMS = ms(time.Since(began))
+	}
+	s.cache.put(key, version, resp)
 	return resp, nil
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func layerNames(ls []store.Layer) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.Name
 	}
-	return false
+	sort.Strings(out)
+	return out
+}
+
+func layerIDs(ls []store.Layer) []int64 {
+	out := make([]int64, len(ls))
+	for i, l := range ls {
+		out[i] = l.ID
+	}
+	return out
 }

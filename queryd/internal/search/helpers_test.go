@@ -1,0 +1,160 @@
+package search
+
+import (
+	"context"
+	"hash/fnv"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"unicode"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stratakb/stratakb/embed"
+	"github.com/stratakb/stratakb/internal/dbtest"
+	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// bowEmbedder is a deterministic bag-of-words embedder: each lower-cased
+// word adds one to a hashed dimension, and the vector is normalised. Two
+// texts are close when they share words, which lets a test arrange the
+// vector channel's ranking. Tests of retrieval quality use the real model
+// (eval_test.go).
+type bowEmbedder struct {
+	mu    sync.Mutex
+	calls int
+	fail  error
+}
+
+const bowDims = 64
+
+func (b *bowEmbedder) Model() embed.ModelInfo {
+	return embed.ModelInfo{Name: "test-bow-64@1", Dims: bowDims}
+}
+
+func (b *bowEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	b.mu.Lock()
+	b.calls++
+	fail := b.fail
+	b.mu.Unlock()
+	if fail != nil {
+		return nil, fail
+	}
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, bowDims)
+		for _, w := range strings.FieldsFunc(strings.ToLower(t), func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+		}) {
+			h := fnv.New32a()
+			h.Write([]byte(w))
+			v[h.Sum32()%bowDims]++
+		}
+		var n float64
+		for _, x := range v {
+			n += float64(x) * float64(x)
+		}
+		if n == 0 {
+			v[0], n = 1, 1
+		}
+		for j := range v {
+			v[j] = float32(float64(v[j]) / math.Sqrt(n))
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// fixture is a database with layers ingested through the real jobs.
+type fixture struct {
+	pool  *pgxpool.Pool
+	url   string
+	store *store.Store
+	emb   *bowEmbedder
+	dir   string
+}
+
+// writeFiles writes files (relative path → content) under dir.
+func writeFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	pool, url := dbtest.NewPool(t)
+	f := &fixture{pool: pool, url: url, emb: &bowEmbedder{}, dir: t.TempDir()}
+	ingesttest.Migrate(t, pool)
+	return f
+}
+
+// ingest ingests files as a layer, with bag-of-words vectors.
+func (f *fixture) ingest(t *testing.T, layer jobs.Layer, files map[string]string) {
+	t.Helper()
+	root := filepath.Join(f.dir, layer.Name)
+	writeFiles(t, root, files)
+	layer.Root = root
+	ingesttest.Ingest(t, f.pool, layer, ingesttest.Options{Vectorizer: jobs.SingleVector(f.emb)})
+}
+
+func (f *fixture) open(t *testing.T) *store.Store {
+	t.Helper()
+	if f.store == nil {
+		st, err := store.Open(context.Background(), f.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		f.store = st
+	}
+	return f.store
+}
+
+// searcher returns a Searcher with the bag-of-words embedder and opts
+// applied to the defaults.
+func (f *fixture) searcher(t *testing.T, opts ...func(*Options)) *Searcher {
+	t.Helper()
+	o := DefaultOptions()
+	o.Embedder = f.emb
+	for _, fn := range opts {
+		fn(&o)
+	}
+	return NewWithOptions(f.open(t), o)
+}
+
+func (f *fixture) setParams(t *testing.T, sql string, args ...any) {
+	t.Helper()
+	if _, err := f.pool.Exec(context.Background(), sql, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustSearch(t *testing.T, s *Searcher, req Request) *Response {
+	t.Helper()
+	resp, err := s.Search(context.Background(), req)
+	if err != nil {
+		t.Fatalf("search %q: %v", req.Query, err)
+	}
+	return resp
+}
+
+func files(resp *Response) []string {
+	var out []string
+	for _, r := range resp.Results {
+		out = append(out, r.Layer+"/"+r.File)
+	}
+	return out
+}

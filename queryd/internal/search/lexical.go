@@ -1,0 +1,275 @@
+package search
+
+import (
+	"context"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// Exact terms: the query's words that must match as written, not only after
+// stemming. Codes and names joined by dots, hyphens, slashes or underscores
+// (pacs.008, Cache-Control, AT-44), words mixing letters and digits (AC04,
+// p53), and a capitalised name followed by a number (PEP 8, RFC 2119).
+var (
+	joinedRe   = regexp.MustCompile(`[A-Za-z0-9]+(?:[._/-][A-Za-z0-9]+)+`)
+	mixedRe    = regexp.MustCompile(`\b(?:[A-Za-z]+[0-9]|[0-9]+[A-Za-z])[A-Za-z0-9]*\b`)
+	numberedRe = regexp.MustCompile(`\b[A-Z]{2,}\s+[0-9]+(?:\.[0-9]+)*\b`)
+)
+
+// ExactTerms returns the query's exact terms in the order they are written,
+// each once, an overlapping shorter term dropped.
+func ExactTerms(q string) []string {
+	type span struct{ a, b int }
+	var spans []span
+	for _, re := range []*regexp.Regexp{numberedRe, joinedRe, mixedRe} {
+		for _, m := range re.FindAllStringIndex(q, -1) {
+			overlap := false
+			for _, s := range spans {
+				if m[0] < s.b && m[1] > s.a {
+					overlap = true
+					break
+				}
+			}
+			if !overlap {
+				spans = append(spans, span{m[0], m[1]})
+			}
+		}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].a < spans[j].a })
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range spans {
+		t := q[s.a:s.b]
+		// A trailing full stop ends the sentence, not the code.
+		t = strings.TrimRight(t, ".")
+		if k := strings.ToLower(t); !seen[k] && t != "" {
+			seen[k] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// tsLiteral quotes a lexeme for a tsquery.
+func tsLiteral(l string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(l) + "'"
+}
+
+// lexical runs the BM25 channel over the layers and returns its hits, best
+// first, and the exact terms it looked for.
+func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.LexHit, []string, error) {
+	s := st.s.store
+	lexemes, err := s.QueryLexemes(ctx, st.req.Query)
+	if err != nil || len(lexemes) == 0 {
+		return nil, nil, err
+	}
+	stats, err := s.Stats(ctx, ids, lexemes)
+	if err != nil {
+		return nil, nil, err
+	}
+	if stats.Chunks == 0 {
+		return nil, nil, nil
+	}
+	n := float64(stats.Chunks)
+	avg := float64(stats.TotalLen) / n
+	if avg <= 0 {
+		avg = 1
+	}
+	var phrases, terms []string
+	phraseLexemes := map[string]bool{}
+	for _, t := range ExactTerms(st.req.Query) {
+		pq, err := s.PhraseQuery(ctx, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		if pq == "" {
+			continue
+		}
+		phrases = append(phrases, pq)
+		terms = append(terms, t)
+		ls, err := s.QueryLexemes(ctx, t)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, l := range ls {
+			phraseLexemes[l] = true
+		}
+	}
+	q := store.BM25Query{LayerIDs: ids, Filter: st.req.MetadataFilter, K1: bm25K1, B: bm25B, AvgLen: avg,
+		Limit: depth, Phrases: phrases, ExactFirst: true}
+	var match []string
+	var common []string
+	for _, l := range lexemes {
+		df := float64(stats.DF[l])
+		if df == 0 {
+			continue // in no chunk of these layers
+		}
+		q.Terms = append(q.Terms, l)
+		q.IDF = append(q.IDF, math.Log(1+(n-df+0.5)/(df+0.5)))
+		if n > pruneMinChunks && df > pruneFraction*n && !phraseLexemes[l] {
+			common = append(common, tsLiteral(l))
+		} else {
+			match = append(match, tsLiteral(l))
+		}
+	}
+	if len(q.Terms) == 0 {
+		return nil, terms, nil
+	}
+	if len(match) == 0 {
+		match = common // only common words: they must select the candidates
+	}
+	q.Match = strings.Join(match, " | ")
+	hits, err := s.SearchBM25(ctx, q)
+	if err != nil {
+		return nil, nil, err
+	}
+	return hits, terms, nil
+}
+
+// fuse merges the channels by weighted reciprocal rank fusion:
+// fused = wl/(k + lexical rank) + wv/(k + vector rank), a channel that did
+// not find the chunk adding nothing. Ties keep the lexical order.
+func fuse(lex []store.LexHit, vec []store.VecHit, terms []string, p store.ModelParams) []*candidate {
+	byID := map[int64]*candidate{}
+	var order []*candidate
+	get := func(id int64) *candidate {
+		c, ok := byID[id]
+		if !ok {
+			c = &candidate{id: id}
+			byID[id] = c
+			order = append(order, c)
+		}
+		return c
+	}
+	k := float64(p.RRFK)
+	for i, h := range lex {
+		c := get(h.ChunkID)
+		c.lex = &ChannelHit{Rank: i + 1, Score: round(h.Score)}
+		c.fused += p.LexicalWeight / (k + float64(i+1))
+		for _, e := range h.Exact {
+			if int(e) < len(terms) {
+				c.exactTerms = append(c.exactTerms, terms[e])
+			}
+		}
+	}
+	for i, h := range vec {
+		c := get(h.ChunkID)
+		c.vec = &ChannelHit{Rank: i + 1, Score: round(h.Similarity)}
+		c.fused += p.VectorWeight / (k + float64(i+1))
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if a.fused != b.fused {
+			return a.fused > b.fused
+		}
+		return lexRank(a) < lexRank(b)
+	})
+	for i, c := range order {
+		c.fusedRank = i + 1
+	}
+	return order
+}
+
+func lexRank(c *candidate) int {
+	if c.lex == nil {
+		return math.MaxInt
+	}
+	return c.lex.Rank
+}
+
+// applyKeywordSlots takes the first topK candidates, making sure the best
+// `slots` lexical matches are among them: one that fusion ranked below the
+// cut takes the place of the lowest fused result not itself kept by a slot.
+// Without the vector channel, fusion order is lexical order and nothing
+// moves.
+func applyKeywordSlots(cands []*candidate, lex []store.LexHit, topK, slots int, vectorRan bool) []*candidate {
+	top := cands
+	if len(top) > topK {
+		top = append([]*candidate(nil), cands[:topK]...)
+	}
+	for _, c := range top {
+		c.placement = "fusion"
+		if !vectorRan {
+			c.placement = "lexical_only"
+		}
+	}
+	if !vectorRan || slots == 0 || len(cands) <= topK {
+		return top
+	}
+	inTop := map[int64]bool{}
+	for _, c := range top {
+		inTop[c.id] = true
+	}
+	byID := map[int64]*candidate{}
+	for _, c := range cands {
+		byID[c.id] = c
+	}
+	// The best lexical matches still present after exact sections took
+	// theirs, in lexical order.
+	var want []*candidate
+	for _, h := range lex {
+		if len(want) == slots {
+			break
+		}
+		if c, ok := byID[h.ChunkID]; ok {
+			want = append(want, c)
+		}
+	}
+	kept := map[int64]bool{}
+	for _, w := range want {
+		if inTop[w.id] {
+			kept[w.id] = true
+		}
+	}
+	for _, w := range want {
+		if inTop[w.id] {
+			continue
+		}
+		// Replace the lowest-placed result that no slot keeps.
+		for i := len(top) - 1; i >= 0; i-- {
+			if !kept[top[i].id] {
+				delete(inTop, top[i].id)
+				w.placement = "keyword_slot"
+				top = append(top[:i], top[i+1:]...)
+				top = append(top, w)
+				kept[w.id], inTop[w.id] = true, true
+				break
+			}
+		}
+	}
+	return top
+}
+
+func explainOf(c *candidate) *ResultExplain {
+	e := &ResultExplain{Lexical: c.lex, Vector: c.vec, Fused: round6(c.fused), Placement: c.placement,
+		ExactTerms: c.exactTerms}
+	switch c.placement {
+	case "keyword_slot":
+		e.Reason = "one of the best full-text matches: it keeps one of the HYBRID_KEYWORD_SLOTS places although fusion ranked it lower"
+	case "lexical_only":
+		e.Reason = "ranked by BM25 alone: the vector channel did not run"
+	default:
+		var found []string
+		if c.lex != nil {
+			found = append(found, "lexical")
+		}
+		if c.vec != nil {
+			found = append(found, "vector")
+		}
+		e.Reason = "placed by reciprocal rank fusion of the " + strings.Join(found, " and ") + " channel"
+		if len(found) > 1 {
+			e.Reason += "s"
+		}
+	}
+	if len(c.exactTerms) > 0 {
+		e.Reason += "; holds " + strings.Join(c.exactTerms, ", ") + " as written"
+	}
+	e.FusedRank = c.fusedRank
+	return e
+}
+
+func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }

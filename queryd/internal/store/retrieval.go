@@ -1,0 +1,516 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+)
+
+// Layer is what search needs to know about a layer.
+type Layer struct {
+	ID              int64
+	Name            string
+	Description     string
+	RoutingPatterns []string
+	AnswerMode      string
+}
+
+// Layers returns every layer, by name.
+func (s *Store) Layers(ctx context.Context) ([]Layer, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, name, description, routing_patterns, answer_mode
+		FROM strata.layers ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("list layers: %w", err)
+	}
+	defer rows.Close()
+	var out []Layer
+	for rows.Next() {
+		var l Layer
+		if err := rows.Scan(&l.ID, &l.Name, &l.Description, &l.RoutingPatterns, &l.AnswerMode); err != nil {
+			return nil, fmt.Errorf("list layers: %w", err)
+		}
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// Version returns a value that changes whenever a layer is added, changed or
+// removed, a layer's chunks change (the statistics triggers stamp
+// lexical_layer_stats.changed_at), an embedding model's progress on a layer
+// changes, or an ingest run finishes. It reads four small tables; the result
+// cache compares it on every search.
+func (s *Store) Version(ctx context.Context) (string, error) {
+	var layers int64
+	var a, b, c, d *time.Time
+	err := s.pool.QueryRow(ctx, `SELECT
+		(SELECT count(*) FROM strata.layers) + coalesce((SELECT max(id) FROM strata.layers), 0) * 1000003,
+		(SELECT max(updated_at) FROM strata.layers),
+		(SELECT max(changed_at) FROM strata.lexical_layer_stats),
+		(SELECT max(updated_at) FROM strata.layer_models),
+		(SELECT max(coalesce(finished_at, started_at)) FROM strata.ingest_runs)`).Scan(&layers, &a, &b, &c, &d)
+	if err != nil {
+		return "", fmt.Errorf("read data version: %w", err)
+	}
+	var sb strings.Builder
+	sb.WriteString(strconv.FormatInt(layers, 10))
+	for _, t := range []*time.Time{a, b, c, d} {
+		sb.WriteByte('|')
+		if t != nil {
+			sb.WriteString(strconv.FormatInt(t.UnixNano(), 10))
+		}
+	}
+	return sb.String(), nil
+}
+
+// LexicalStats is what BM25 needs about the searched layers: their chunk
+// count, total length in lexemes, and each query lexeme's document
+// frequency.
+type LexicalStats struct {
+	Chunks   int64
+	TotalLen int64
+	DF       map[string]int64
+}
+
+// QueryLexemes returns the distinct english lexemes of text, as
+// to_tsvector('english') makes them for the chunks.
+func (s *Store) QueryLexemes(ctx context.Context, text string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, `SELECT lexeme FROM unnest(to_tsvector('english', $1)) ORDER BY lexeme`, text)
+	if err != nil {
+		return nil, fmt.Errorf("query lexemes: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("query lexemes: %w", err)
+	}
+	return out, nil
+}
+
+// PhraseQuery returns the tsquery (as text) that matches text's english
+// lexemes in order and adjacent, or "" when text has none.
+func (s *Store) PhraseQuery(ctx context.Context, text string) (string, error) {
+	var q string
+	if err := s.pool.QueryRow(ctx, `SELECT phraseto_tsquery('english', $1)::text`, text).Scan(&q); err != nil {
+		return "", fmt.Errorf("phrase query: %w", err)
+	}
+	return q, nil
+}
+
+// Stats reads the statistics of the layers for the lexemes. The primary keys
+// of lexical_layer_stats and lexeme_stats serve both lookups.
+func (s *Store) Stats(ctx context.Context, layerIDs []int64, lexemes []string) (LexicalStats, error) {
+	st := LexicalStats{DF: map[string]int64{}}
+	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(chunks), 0), coalesce(sum(total_len), 0)
+		FROM strata.lexical_layer_stats WHERE layer_id = ANY($1)`, layerIDs).Scan(&st.Chunks, &st.TotalLen)
+	if err != nil {
+		return st, fmt.Errorf("read layer statistics: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT lexeme, sum(df)::bigint FROM strata.lexeme_stats
+		WHERE lexeme = ANY($1) AND layer_id = ANY($2) GROUP BY lexeme`, lexemes, layerIDs)
+	if err != nil {
+		return st, fmt.Errorf("read lexeme statistics: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var l string
+		var n int64
+		if err := rows.Scan(&l, &n); err != nil {
+			return st, fmt.Errorf("read lexeme statistics: %w", err)
+		}
+		st.DF[l] = n
+	}
+	return st, rows.Err()
+}
+
+// BM25Query is one lexical search.
+type BM25Query struct {
+	LayerIDs []int64
+	// Terms and IDF are the query lexemes and their inverse document
+	// frequencies; only these lexemes score.
+	Terms []string
+	IDF   []float64
+	// Match is the tsquery (text form) that selects candidates through the
+	// GIN index on chunks.tsv.
+	Match string
+	// Phrases are tsqueries (text form) of terms that must match as written;
+	// a chunk's Exact count is how many of them it matches.
+	Phrases []string
+	// Filter is a JSON object every candidate's metadata must contain.
+	Filter         map[string]string
+	K1, B, AvgLen  float64
+	Limit          int
+	ExactFirst     bool    // rank chunks matching more phrases first
+	PhraseBoost    float64 // added to the score per matched phrase
+	LimitCandidate int     // 0: no cap on the candidates scored
+}
+
+// LexHit is one chunk the lexical channel scored.
+type LexHit struct {
+	ChunkID int64
+	Score   float64
+	// Exact holds the indexes (into BM25Query.Phrases) of the phrases the
+	// chunk matches.
+	Exact []int32
+}
+
+// SearchBM25 scores the chunks that match q.Match in the layers (the GIN
+// index chunks_tsv selects them; chunks_layer or a recheck narrows them to
+// the layers) with Okapi BM25 over their english lexemes: for each query
+// lexeme in the chunk, idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen)),
+// tf being the lexeme's positions in tsv and len the generated tsv_len.
+func (s *Store) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
+	filter, err := json.Marshal(nonNilMap(q.Filter))
+	if err != nil {
+		return nil, fmt.Errorf("bm25 search: %w", err)
+	}
+	phrases := q.Phrases
+	if phrases == nil {
+		phrases = []string{}
+	}
+	order := "score DESC, id"
+	if q.ExactFirst {
+		order = "cardinality(exact) DESC, score DESC, id"
+	}
+	rows, err := s.pool.Query(ctx, `
+		WITH q AS (SELECT * FROM unnest($1::text[], $2::float8[]) AS t(lexeme, idf)),
+		cand AS (
+			SELECT c.id, c.tsv, c.tsv_len FROM strata.chunks c
+			WHERE c.tsv @@ $3::tsquery AND c.layer_id = ANY($4) AND c.metadata @> $5::jsonb
+		),
+		scored AS (
+			SELECT cand.id,
+				sum(q.idf * (array_length(u.positions, 1) * ($6 + 1.0)) /
+					(array_length(u.positions, 1) + $6 * (1.0 - $7 + $7 * cand.tsv_len / $8))) AS bm25,
+				ARRAY(SELECT (p.i - 1)::int FROM unnest($9::tsquery[]) WITH ORDINALITY p(q, i)
+					WHERE cand.tsv @@ p.q ORDER BY p.i) AS exact
+			FROM cand CROSS JOIN LATERAL unnest(cand.tsv) u JOIN q ON q.lexeme = u.lexeme
+			GROUP BY cand.id, cand.tsv
+		)
+		SELECT id, bm25 + cardinality(exact) * $10::float8 AS score, exact FROM scored
+		ORDER BY `+order+` LIMIT $11`,
+		q.Terms, q.IDF, q.Match, q.LayerIDs, string(filter), q.K1, q.B, q.AvgLen, phrases, q.PhraseBoost, q.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("bm25 search: %w", err)
+	}
+	defer rows.Close()
+	var out []LexHit
+	for rows.Next() {
+		var h LexHit
+		if err := rows.Scan(&h.ChunkID, &h.Score, &h.Exact); err != nil {
+			return nil, fmt.Errorf("bm25 search: %w", err)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// SearchTSRank ranks the chunks holding any query word with ts_rank_cd, as
+// the first version of search did. It is kept as the baseline the
+// evaluation compares BM25 with.
+func (s *Store) SearchTSRank(ctx context.Context, query string, layerIDs []int64, limit int) ([]LexHit, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT c.id, ts_rank_cd(c.tsv, query.q, 32) AS score
+		FROM strata.chunks c,
+			(SELECT replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery AS q) query
+		WHERE c.tsv @@ query.q AND c.layer_id = ANY($2)
+		ORDER BY score DESC, c.id LIMIT $3`, query, layerIDs, limit)
+	if err != nil {
+		return nil, fmt.Errorf("ts_rank search: %w", err)
+	}
+	defer rows.Close()
+	var out []LexHit
+	for rows.Next() {
+		var h LexHit
+		if err := rows.Scan(&h.ChunkID, &h.Score); err != nil {
+			return nil, fmt.Errorf("ts_rank search: %w", err)
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// CompleteLayers returns which of the layers have every chunk embedded by
+// model (strata.layer_models.complete).
+func (s *Store) CompleteLayers(ctx context.Context, model string, layerIDs []int64) ([]int64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT layer_id FROM strata.layer_models
+		WHERE model = $1 AND complete AND layer_id = ANY($2) ORDER BY layer_id`, model, layerIDs)
+	if err != nil {
+		return nil, fmt.Errorf("read layer models: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("read layer models: %w", err)
+	}
+	return ids, nil
+}
+
+// ModelParams are the search parameters measured for an embedding model.
+type ModelParams struct {
+	RRFK             int
+	LexicalWeight    float64
+	VectorWeight     float64
+	EFSearch         int
+	ConfidenceHigh   float64
+	ConfidenceMedium float64
+	MinSimilarity    float64
+	MeasuredOn       string
+}
+
+// ModelParams reads the model's row of strata.model_search_params; ok is
+// false when the model has none.
+func (s *Store) ModelParams(ctx context.Context, model string) (p ModelParams, ok bool, err error) {
+	err = s.pool.QueryRow(ctx, `SELECT rrf_k, lexical_weight, vector_weight, ef_search, confidence_high,
+		confidence_medium, min_similarity, measured_on FROM strata.model_search_params WHERE model = $1`, model).Scan(
+		&p.RRFK, &p.LexicalWeight, &p.VectorWeight, &p.EFSearch, &p.ConfidenceHigh, &p.ConfidenceMedium, &p.MinSimilarity, &p.MeasuredOn)
+	if err == pgx.ErrNoRows {
+		return p, false, nil
+	}
+	if err != nil {
+		return p, false, fmt.Errorf("read search parameters of %s: %w", model, err)
+	}
+	return p, true, nil
+}
+
+// VectorQuery is one nearest-neighbour search.
+type VectorQuery struct {
+	Model    string
+	Dims     int
+	Vector   []float32
+	LayerIDs []int64
+	Filter   map[string]string
+	Limit    int // chunks wanted
+	EFSearch int
+	// Exact skips the HNSW index (a sequential scan with exact distances):
+	// the evaluation's reference for recall.
+	Exact bool
+}
+
+// VecHit is one chunk the vector channel found: the best cosine similarity
+// over its window vectors.
+type VecHit struct {
+	ChunkID    int64
+	Similarity float64
+}
+
+// modelLiteral quotes a model name for inlining: the HNSW index is partial
+// on model = '<name>', and the planner proves that predicate only from a
+// literal, never from a parameter of a generic plan.
+func modelLiteral(m string) string { return "'" + strings.ReplaceAll(m, "'", "''") + "'" }
+
+// SearchVectors finds the chunks of the layers whose window vectors are
+// nearest the query vector. The model's HNSW index (the expression
+// embedding::vector(dims), partial on the model) orders the windows; with
+// hnsw.iterative_scan = relaxed_order the scan goes on until the layer and
+// metadata filters (checked per window through chunks_content_hash) have let
+// through enough windows, so filtered searches still fill the limit. Windows
+// are then grouped by chunk, the best window winning.
+func (s *Store) SearchVectors(ctx context.Context, q VectorQuery) ([]VecHit, error) {
+	filter, err := json.Marshal(nonNilMap(q.Filter))
+	if err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	if q.Dims <= 0 || q.Dims != len(q.Vector) {
+		return nil, fmt.Errorf("vector search: query vector has %d dimensions, model %s has %d", len(q.Vector), q.Model, q.Dims)
+	}
+	dist := fmt.Sprintf("(e.embedding::vector(%d) <=> $1::vector(%d))", q.Dims, q.Dims)
+	// Several windows of one chunk may come first: ask for twice the chunks.
+	windows := q.Limit * 2
+	sql := `
+		WITH nn AS MATERIALIZED (
+			SELECT e.content_hash, ` + dist + ` AS dist
+			FROM strata.embeddings e
+			WHERE e.model = ` + modelLiteral(q.Model) + `
+			AND EXISTS (SELECT 1 FROM strata.chunks c WHERE c.content_hash = e.content_hash
+				AND c.layer_id = ANY($2) AND c.metadata @> $3::jsonb)
+			ORDER BY ` + dist + `
+			LIMIT $4
+		)
+		SELECT c.id, 1 - min(nn.dist) AS sim
+		FROM nn JOIN strata.chunks c ON c.content_hash = nn.content_hash
+		WHERE c.layer_id = ANY($2) AND c.metadata @> $3::jsonb
+		GROUP BY c.id ORDER BY sim DESC, c.id LIMIT $5`
+	var out []VecHit
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		ef := q.EFSearch
+		if ef <= 0 {
+			ef = 100
+		}
+		if q.Exact {
+			if _, err := tx.Exec(ctx, `SELECT set_config('enable_indexscan', 'off', true)`); err != nil {
+				return err
+			}
+		} else if _, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true),
+			set_config('hnsw.iterative_scan', 'relaxed_order', true)`, strconv.Itoa(ef)); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, sql, pgvector.NewVector(q.Vector), q.LayerIDs, string(filter), windows, q.Limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var h VecHit
+			if err := rows.Scan(&h.ChunkID, &h.Similarity); err != nil {
+				return err
+			}
+			out = append(out, h)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vector search: %w", err)
+	}
+	return out, nil
+}
+
+// Similarities returns, for each chunk that has vectors of the model, the
+// cosine similarity of its best window to the query vector. Chunks without
+// a vector are missing from the map.
+func (s *Store) Similarities(ctx context.Context, model string, vec []float32, chunkIDs []int64) (map[int64]float64, error) {
+	out := map[int64]float64{}
+	if len(chunkIDs) == 0 {
+		return out, nil
+	}
+	dims := len(vec)
+	rows, err := s.pool.Query(ctx, fmt.Sprintf(`
+		SELECT c.id, max(1 - (e.embedding::vector(%d) <=> $1::vector(%d)))
+		FROM strata.chunks c JOIN strata.embeddings e ON e.content_hash = c.content_hash AND e.model = $2
+			AND e.dims = %d
+		WHERE c.id = ANY($3) GROUP BY c.id`, dims, dims, dims), pgvector.NewVector(vec), model, chunkIDs)
+	if err != nil {
+		return nil, fmt.Errorf("similarities: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var sim float64
+		if err := rows.Scan(&id, &sim); err != nil {
+			return nil, fmt.Errorf("similarities: %w", err)
+		}
+		out[id] = sim
+	}
+	return out, rows.Err()
+}
+
+// SpanSimilarity returns the best similarity of the chunks of a document
+// that overlap [start, end), 0 when none has a vector.
+func (s *Store) SpanSimilarity(ctx context.Context, model string, vec []float32, docID int64, start, end int) (float64, error) {
+	dims := len(vec)
+	var sim *float64
+	err := s.pool.QueryRow(ctx, fmt.Sprintf(`
+		SELECT max(1 - (e.embedding::vector(%d) <=> $1::vector(%d)))
+		FROM strata.chunks c JOIN strata.embeddings e ON e.content_hash = c.content_hash AND e.model = $2
+			AND e.dims = %d
+		WHERE c.document_id = $3 AND c.start_off < $5 AND c.end_off > $4`, dims, dims, dims),
+		pgvector.NewVector(vec), model, docID, start, end).Scan(&sim)
+	if err != nil {
+		return 0, fmt.Errorf("span similarity: %w", err)
+	}
+	if sim == nil {
+		return 0, nil
+	}
+	return *sim, nil
+}
+
+// Chunks returns the hits for the chunk ids, with what a citation needs, in
+// no particular order.
+func (s *Store) Chunks(ctx context.Context, ids []int64) (map[int64]Hit, error) {
+	rows, err := s.pool.Query(ctx, `
+		SELECT c.id, c.document_id, l.name, d.path, c.start_off, c.end_off, c.line_start, c.line_end,
+			c.page, c.clause_path, c.text
+		FROM strata.chunks c
+		JOIN strata.documents d ON d.id = c.document_id
+		JOIN strata.layers l ON l.id = c.layer_id
+		WHERE c.id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read chunks: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]Hit{}
+	for rows.Next() {
+		var h Hit
+		if err := rows.Scan(&h.ChunkID, &h.DocumentID, &h.Layer, &h.File, &h.Start, &h.End, &h.LineStart,
+			&h.LineEnd, &h.Page, &h.ClausePath, &h.Text); err != nil {
+			return nil, fmt.Errorf("read chunks: %w", err)
+		}
+		out[h.ChunkID] = h
+	}
+	return out, rows.Err()
+}
+
+// Section is a section of the structure map that a reference matched, with
+// its text.
+type Section struct {
+	ID         int64
+	DocumentID int64
+	Layer      string
+	File       string
+	Key        string
+	Number     string
+	Title      string
+	ClausePath string
+	Start, End int
+	LineStart  int
+	LineEnd    int
+	Page       *int
+	Text       string
+}
+
+// SectionsByKeys returns the sections of the layers whose ref_key is one of
+// keys (the index sections_ref_key serves it), by file path then position,
+// at most limit. With a metadata filter, only sections overlapping a chunk
+// whose metadata matches it count. Line numbers count from 1; the page is
+// the one the section starts on.
+func (s *Store) SectionsByKeys(ctx context.Context, keys []string, layerIDs []int64, filter map[string]string, limit int) ([]Section, error) {
+	fj, err := json.Marshal(nonNilMap(filter))
+	if err != nil {
+		return nil, fmt.Errorf("look up sections: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `
+		SELECT s.id, s.document_id, l.name, d.path, s.ref_key, s.number, s.title, s.clause_path,
+			s.start_off, s.end_off,
+			1 + length(t.before) - length(replace(t.before, E'\n', '')),
+			1 + length(t.before) - length(replace(t.before, E'\n', '')) +
+				length(rtrim(t.body, E'\n')) - length(replace(rtrim(t.body, E'\n'), E'\n', '')),
+			(SELECT p.number FROM strata.pages p WHERE p.document_id = d.id AND p.start_off <= s.start_off
+				ORDER BY p.start_off DESC LIMIT 1),
+			t.body
+		FROM strata.sections s
+		JOIN strata.documents d ON d.id = s.document_id AND d.status = 'ok' AND d.body IS NOT NULL
+		JOIN strata.layers l ON l.id = s.layer_id
+		CROSS JOIN LATERAL (SELECT convert_to(d.body, 'UTF8') AS b) raw
+		CROSS JOIN LATERAL (SELECT
+			convert_from(substring(raw.b FROM 1 FOR s.start_off), 'UTF8') AS before,
+			convert_from(substring(raw.b FROM s.start_off + 1 FOR s.end_off - s.start_off), 'UTF8') AS body) t
+		WHERE s.ref_key = ANY($1) AND s.layer_id = ANY($2)
+		AND ($4::jsonb = '{}'::jsonb OR EXISTS (SELECT 1 FROM strata.chunks c WHERE c.document_id = s.document_id
+			AND c.start_off < s.end_off AND c.end_off > s.start_off AND c.metadata @> $4::jsonb))
+		ORDER BY d.path, s.start_off
+		LIMIT $3`, keys, layerIDs, limit, string(fj))
+	if err != nil {
+		return nil, fmt.Errorf("look up sections: %w", err)
+	}
+	defer rows.Close()
+	var out []Section
+	for rows.Next() {
+		var sec Section
+		if err := rows.Scan(&sec.ID, &sec.DocumentID, &sec.Layer, &sec.File, &sec.Key, &sec.Number, &sec.Title,
+			&sec.ClausePath, &sec.Start, &sec.End, &sec.LineStart, &sec.LineEnd, &sec.Page, &sec.Text); err != nil {
+			return nil, fmt.Errorf("look up sections: %w", err)
+		}
+		out = append(out, sec)
+	}
+	return out, rows.Err()
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
