@@ -32,10 +32,10 @@ type lead struct {
 var (
 	// The keyword must be capitalised: "section 4 of" at the start of a
 	// wrapped line is running text, not a heading.
-	keywordRe = regexp.MustCompile(`^(Article|ARTICLE|Art\.|ART\.|Section|SECTION|Sect\.|Sec\.|Annex|ANNEX|Appendix|APPENDIX|Schedule|SCHEDULE)[ \t]+([0-9]{1,3}(?:\.[0-9]{1,3})*[a-z]?|[IVXLC]{1,7}|[A-Z])(?:[^\p{L}\p{N}_.]|\.(?:[^0-9]|$)|$)`)
-	paraRe    = regexp.MustCompile(`^(§§?|¶)[ \t]*([0-9]{1,3}(?:\.[0-9]{1,3})*[a-z]?)(?:[^\p{L}\p{N}_.]|\.(?:[^0-9]|$)|$)`)
-	numRe     = regexp.MustCompile(`^([0-9]{1,3}(?:\.[0-9]{1,3})*)(\.?)((?:\([0-9a-z]{1,4}\))*)(?:[ \t]|$)`)
-	letterRe  = regexp.MustCompile(`^([A-Z])\.([0-9]{1,3}(?:\.[0-9]{1,3})*)(\.?)(?:[ \t]|$)`)
+	keywordRe = regexp.MustCompile(`^(Article|ARTICLE|Art\.|ART\.|Section|SECTION|Sect\.|Sec\.|Annex|ANNEX|Appendix|APPENDIX|Schedule|SCHEDULE)[ \t]+([0-9]{1,3}(?:\.[0-9]{1,3}){0,7}[a-z]?|[IVXLC]{1,7}|[A-Z])(?:[^\p{L}\p{N}_.]|\.(?:[^0-9]|$)|$)`)
+	paraRe    = regexp.MustCompile(`^(§§?|¶)[ \t]*([0-9]{1,3}(?:\.[0-9]{1,3}){0,7}[a-z]?)(?:[^\p{L}\p{N}_.]|\.(?:[^0-9]|$)|$)`)
+	numRe     = regexp.MustCompile(`^([0-9]{1,3}(?:\.[0-9]{1,3}){0,7})(\.?)((?:\([0-9a-z]{1,4}\)){0,4})(?:[ \t]|$)`)
+	letterRe  = regexp.MustCompile(`^([A-Z])\.([0-9]{1,3}(?:\.[0-9]{1,3}){0,7})(\.?)(?:[ \t]|$)`)
 )
 
 // parseLead reads a clause number at the start of s (already trimmed on the

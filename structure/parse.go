@@ -425,6 +425,7 @@ func (p *parser) underlined(i int) bool {
 // reading a clause number off its title when the number is plausible.
 func (p *parser) addMarkup(from, to, start int, title string, rank int) {
 	n := node{markup: true, rank: rank}
+	title = clip(title)
 	n.sec = schema.Section{Kind: schema.KindHeading, Title: title, Start: start, HeadingEnd: p.lines[to].end}
 	// "**7.2 Notice**" and "7.2 Notice" carry the same number.
 	plain := trimEmphasis(title)
@@ -824,6 +825,13 @@ func (p *parser) push(n node) {
 		p.nodes[top].sec.End = n.sec.Start
 		p.stack = p.stack[:len(p.stack)-1]
 	}
+	// Keep the tree shallow whatever the input: paths repeat every
+	// ancestor's label.
+	for len(p.stack) >= maxDepth {
+		top := p.stack[len(p.stack)-1]
+		p.nodes[top].sec.End = n.sec.Start
+		p.stack = p.stack[:len(p.stack)-1]
+	}
 	n.sec.Parent = -1
 	n.sec.Level = 1
 	n.sec.Path = n.sec.Label()
@@ -836,6 +844,13 @@ func (p *parser) push(n node) {
 	p.nodes = append(p.nodes, n)
 	p.stack = append(p.stack, len(p.nodes)-1)
 }
+
+// maxDepth is the deepest level a section can have; maxTitle the longest
+// heading title kept, in bytes.
+const (
+	maxDepth = 16
+	maxTitle = 200
+)
 
 // strength orders section kinds for nesting: an annex holds articles and
 // clauses, an article holds clauses.
@@ -1055,4 +1070,19 @@ func titleCase(words []string) bool {
 		}
 	}
 	return long >= 2 && upper*10 >= long*8
+}
+
+// clip shortens a title to at most maxTitle bytes, at a word boundary.
+func clip(s string) string {
+	if len(s) <= maxTitle {
+		return s
+	}
+	cut := maxTitle
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if i := strings.LastIndexByte(s[:cut], ' '); i > maxTitle/2 {
+		cut = i
+	}
+	return strings.TrimSpace(s[:cut]) + "…"
 }

@@ -283,3 +283,34 @@ func TestParseCRLF(t *testing.T) {
 		t.Errorf("heading span %q keeps the carriage return", h)
 	}
 }
+
+// TestParseBoundsDepthAndTitles guards against input that nests without end
+// (a fuzz run hung on it: clause paths repeat every ancestor's label).
+func TestParseBoundsDepthAndTitles(t *testing.T) {
+	var b strings.Builder
+	num := "1"
+	for range 3000 {
+		b.WriteString(num + " Title\n\n")
+		num += ".1"
+	}
+	b.WriteString("# " + strings.Repeat("word ", 100000) + "\n")
+	text := b.String()
+	for _, format := range []string{schema.FormatText, schema.FormatMarkdown} {
+		secs := Parse(text, 0, format)
+		if err := checkInvariants(text, 0, secs); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range secs {
+			if s.Level > maxDepth {
+				t.Fatalf("%s: section at level %d, deeper than %d", format, s.Level, maxDepth)
+			}
+			if len(s.Title) > maxTitle+len("…") {
+				t.Fatalf("%s: title of %d bytes kept", format, len(s.Title))
+			}
+		}
+	}
+	md := Parse("# "+strings.Repeat("word ", 100)+"\n", 0, schema.FormatMarkdown)
+	if len(md) != 1 || !strings.HasSuffix(md[0].Title, "word…") {
+		t.Errorf("long heading title %q not cut at a word", md[0].Title)
+	}
+}
