@@ -13,6 +13,7 @@ import (
 	"hash/fnv"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stratakb/stratakb/schema"
 )
@@ -24,20 +25,21 @@ const Version = 1
 
 // DefaultSize is the chunk size in bytes of text used when a layer sets none.
 //
-// Why 800: the local embedding model reads at most 128 sentencepiece pieces,
-// about 4.1 characters each on English prose (measured on the model's parity
-// sentences) and fewer on code and numbers, so it sees roughly the first 500
-// characters of a chunk. Chunks are cut at the best-placed boundary between
-// half and all of the size, so they average about 600 characters: most of a
-// typical chunk is in its vector, and the rest is still found by full-text
-// search and the reranker. A passage must also read on its own: 800
-// characters holds a heading with one or two paragraphs whole (the median
-// paragraph in the Go blog and PEP corpora is 150–210 characters, the 90th
-// percentile 430–520). And answers pack passages into about 1,500 tokens
-// (about 6,000 characters with each passage's id, ref and citation), so about
-// eight 600–800 character passages fit, close to the default 10 results; at
-// 1,000 characters only five or six would, and half of each would be unseen
-// by the embedder.
+// Why 800 and not 1,000: the local embedding model reads at most 128
+// sentencepiece pieces, about 4.1 characters each on English prose (measured
+// on the model's parity sentences) and fewer on code and numbers, so it sees
+// roughly the first 500 characters of a chunk; the rest is found only by
+// full-text search and the reranker. Because a boundary is placed at the
+// best gap between a quarter or a half of the size and all of it, chunks come
+// out smaller than the size: on 200 Go blog articles and PEPs the mean chunk
+// is 500–540 bytes at 800 (about what the embedder reads) but 600–675 bytes
+// at 1,000, where two thirds of the chunks run past the embedder's window.
+// A passage must also read on its own: 800 bytes holds a heading with one or
+// two whole paragraphs (the median paragraph in those corpora is 150–210
+// bytes, the 90th percentile 430–520). And answers pack passages into about
+// 1,500 tokens, about 6,000 characters with each passage's id, ref and
+// citation, so about ten 500-byte passages fit: close to the default of 10
+// results, where 1,000-byte chunks would leave room for six or seven.
 const DefaultSize = 800
 
 // Options controls chunking.
@@ -233,10 +235,8 @@ func blockAtoms(text string, lay layout, bs, be int) []atom {
 		if se == be {
 			return atoms
 		}
-		ss = se
-		// A cut inside a paragraph keeps its own rank; one that falls
-		// between paragraphs does too.
-		rank = next
+		// The first paragraph after a cut is ranked by the cut.
+		ss, rank = se, next
 	}
 }
 
@@ -287,7 +287,7 @@ func endsWithHeading(text string, s, e int) bool {
 	last := lineAt(text, ls, e)
 	c := text[last.ts]
 	// Cheap checks first: only these lines can end a paragraph as a heading.
-	if c != '#' && !(c >= '0' && c <= '9') && !(c >= 'A' && c <= 'Z') && c != 0xC2 && !isRuleLine(text, last) {
+	if c != '#' && !(c >= '0' && c <= '9') && !(c >= 'A' && c <= 'Z') && c < utf8.RuneSelf && !isRuleLine(text, last) {
 		return false
 	}
 	units := splitUnits(text, s, e)
@@ -315,7 +315,7 @@ func refine(text string, atoms []atom, size int) []atom {
 		group := append([]atom(nil), atoms[i:j+1]...)
 		for {
 			// Runs before k fit and do not change: move them out.
-			k, l, ok := firstOversized(group, 0, size)
+			k, l, ok := firstOversized(group, size)
 			if !ok {
 				break
 			}
@@ -394,10 +394,9 @@ func splitGlued(text string, group *[]atom, k, l int) bool {
 	return true
 }
 
-// firstOversized finds the first glued run group[k..l], k >= from, longer
-// than size.
-func firstOversized(group []atom, from, size int) (k, l int, ok bool) {
-	for k = from; k < len(group); {
+// firstOversized finds the first glued run group[k..l] longer than size.
+func firstOversized(group []atom, size int) (k, l int, ok bool) {
+	for k = 0; k < len(group); {
 		l = k
 		for l < len(group)-1 && group[l].glue {
 			l++
