@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/stratakb/stratakb/queryd/internal/qerr"
 )
 
 // Role is what a caller may do. Readers search, ask, verify, read receipts
@@ -36,6 +38,16 @@ func WithRole(ctx context.Context, r Role) context.Context {
 func RoleFrom(ctx context.Context) Role {
 	r, _ := ctx.Value(roleKey{}).(Role)
 	return r
+}
+
+// RequireAdmin refuses callers that are not admins, for tools that are open
+// to readers in part (learning stats of every layer) and check inside; a
+// tool that is admin-only as a whole sets Tool.AdminOnly instead.
+func RequireAdmin(ctx context.Context, what string) error {
+	if r := RoleFrom(ctx); r != RoleAdmin {
+		return qerr.Forbiddenf("%s is for admins only; this caller is a %s", what, roleName(r))
+	}
+	return nil
 }
 
 // MinTokenLength is the shortest bearer token queryd accepts in its

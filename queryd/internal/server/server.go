@@ -162,8 +162,10 @@ func (s *Server) call(ctx context.Context, t Tool, args json.RawMessage) (out Ou
 		}
 		s.record(ctx, t.Name, role, start, out, err)
 	}()
-	if t.AdminOnly && role != RoleAdmin {
-		return Outcome{}, qerr.Forbiddenf("%s is for admins only; this caller is a %s", t.Name, roleName(role))
+	if t.AdminOnly {
+		if err := RequireAdmin(ctx, t.Name); err != nil {
+			return Outcome{}, err
+		}
 	}
 	if t.Bounded {
 		release, err := s.limiter.acquire(ctx)
