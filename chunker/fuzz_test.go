@@ -42,7 +42,7 @@ func FuzzChunk(f *testing.F) {
 // FuzzSentences splits arbitrary text over an arbitrary range and checks
 // that spans stay in the range, in order, trimmed, cover every non-space
 // byte (with separator lines), and that SentenceAt finds each sentence of
-// the whole text again.
+// the whole text again; and splits it as a draft with DraftSentences.
 func FuzzSentences(f *testing.F) {
 	fuzzSeeds(f, func(s string) { f.Add(s, uint16(0), uint16(len(s))) })
 	f.Fuzz(func(t *testing.T, text string, a, b uint16) {
@@ -57,6 +57,9 @@ func FuzzSentences(f *testing.F) {
 			if got := SentenceAt(text, s.Start); got != s {
 				t.Fatalf("SentenceAt(%d) = %v, want %v (%q)", s.Start, got, s, text[s.Start:s.End])
 			}
+		}
+		if err := draftSpansErr(text, DraftSentences(text)); err != nil {
+			t.Fatalf("draft: %v", err)
 		}
 		for _, s := range Touching(text, start, end) {
 			if s.Start < 0 || s.End > len(text) || s.Start >= s.End {

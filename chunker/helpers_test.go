@@ -306,3 +306,5 @@ func innermostPath(secs []schema.Section, off int) string {
 	}
 	return secs[best].Path
 }
+
+func fmtErr(format string, args ...any) error { return fmt.Errorf(format, args...) }
