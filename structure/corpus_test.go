@@ -135,26 +135,34 @@ func TestCorpusSections(t *testing.T) {
 	defer f.Close()
 	w := bufio.NewWriter(f)
 	rng := rand.New(rand.NewPCG(1, 2))
-	// Numbered sections are where the heuristics can go wrong, so the
-	// sample draws from them; unnumbered Markdown and underlined headings
-	// come from explicit markup.
-	per := map[string]int{"itu-raw": 10, "itu-layout": 10, "peps": 10, "go-blog": 10}
+	// Numbered sections are where the heuristics can go wrong, so part of
+	// each corpus's quota is drawn from them; the rest from all sections.
+	// 40 in all: 8 + 8 from the ITU texts, 12 from the PEPs, 12 from the
+	// Go blog.
+	quota := map[string][2]int{ // numbered, any
+		"itu-raw": {8, 0}, "itu-layout": {8, 0}, "peps": {6, 6}, "go-blog": {4, 8},
+	}
 	for _, k := range names {
 		items := byCorpus[k]
-		var pool []item
-		for _, it := range items {
-			if it.sec.Number != "" {
-				pool = append(pool, it)
+		rng.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })
+		var picked []item
+		used := map[int]bool{}
+		q := quota[k]
+		for i, it := range items {
+			if len(picked) < q[0] && it.sec.Number != "" {
+				picked = append(picked, it)
+				used[i] = true
 			}
 		}
-		if len(pool) < per[k] {
-			pool = items
+		for i, it := range items {
+			if len(picked) < q[0]+q[1] && !used[i] {
+				picked = append(picked, it)
+			}
 		}
-		rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
-		for _, it := range pool[:min(per[k], len(pool))] {
+		for _, it := range picked {
 			s := it.sec
-			ctxStart := max(0, s.Start-120)
-			ctxEnd := min(len(it.doc.text), s.HeadingEnd+160)
+			ctxStart := max(0, s.Start-160)
+			ctxEnd := min(len(it.doc.text), s.HeadingEnd+200)
 			fmt.Fprintf(w, "=== %s %s  kind=%s number=%q title=%q level=%d\n    path=%q\n%s\n>>>%s<<<\n%s\n\n",
 				k, it.doc.name, s.Kind, s.Number, s.Title, s.Level, s.Path,
 				it.doc.text[ctxStart:s.Start], it.doc.text[s.Start:s.HeadingEnd], it.doc.text[s.HeadingEnd:ctxEnd])

@@ -129,13 +129,13 @@ func parseLead(s string) (lead, bool) {
 			l.parts = numParts(strings.TrimRight(l.number, "abcdefghijklmnopqrstuvwxyz"))
 		}
 	}
-	// The separator: spaces, then at most one of "–", "—", "-", ":", "."
+	// The separator: spaces, then at most one of "–", "—", "--", "-", ":", "."
 	// followed by spaces.
 	i := l.numEnd
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 		i++
 	}
-	for _, sep := range []string{"–", "—", "-", ":", "."} {
+	for _, sep := range []string{"–", "—", "--", "-", ":", "."} {
 		if strings.HasPrefix(s[i:], sep) {
 			j := i + len(sep)
 			if j == len(s) || s[j] == ' ' || s[j] == '\t' {

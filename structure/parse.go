@@ -53,6 +53,9 @@ type parser struct {
 	seen map[string]bool
 	// rst adornment styles in order of first use.
 	rstStyles []string
+	// titleFor maps a lone number's line to its title's line when PDF text
+	// stacks numbers before their titles.
+	titleFor map[int]int
 	// markupDoc is set for documents whose headings are marked up
 	// (Markdown, or text with underlined headings): there "1. Item" is a
 	// list item, never a heading.
@@ -501,8 +504,18 @@ func (p *parser) clause(i int) {
 			// Headings there are marked up; a lone number is a list
 			// marker or program output.
 			j = -1
+		} else if _, done := p.titleFor[i]; j >= 0 && !done {
+			p.stackedTitles(i)
 		}
-		if j >= 0 && !p.isCandidate(j) && titleLike(p.lines[j].s, p.lineAfter(j)) && !isAdornment(p.lineAfter(j)) {
+		if k, ok := p.titleFor[i]; ok {
+			title = collapse(p.lines[k].s)
+			p.used[k] = true
+			// The last number of a stack owns the titles after it;
+			// the others end at their own line.
+			if next, ok := parseLead(p.lines[j].s); !ok || next.rest != "" {
+				headingEnd = p.lines[k].end
+			}
+		} else if j >= 0 && !p.isCandidate(j) && titleLike(p.lines[j].s, p.lineAfter(j)) && !isAdornment(p.lineAfter(j)) {
 			title = collapse(p.lines[j].s)
 			headingEnd = p.lines[j].end
 			p.used[j] = true
@@ -539,6 +552,48 @@ func (p *parser) clause(i int) {
 		},
 		family: ld.family, parts: ld.parts, numbered: true,
 	})
+}
+
+// stackedTitles pairs a run of lone numbers with the run of titles after it,
+// in order: PDF text extraction sometimes gives "4.2.1" / "4.2.1.1" / "Data"
+// / "Parameter K" for two headings.
+func (p *parser) stackedTitles(i int) {
+	// Only dotted numbers of one family stack: "49" above "F.4.2.4" is a
+	// page number, "Annex A." ends a sentence.
+	first, ok := parseLead(p.lines[i].s)
+	if !ok || first.keyword || len(first.parts) < 2 {
+		return
+	}
+	run := []int{i}
+	for x := i; len(run) < 4; {
+		y := p.nextText(x, 1)
+		if y < 0 {
+			break
+		}
+		ld, ok := parseLead(p.lines[y].s)
+		if !ok || ld.rest != "" || ld.keyword || len(ld.parts) < 2 || ld.family != first.family {
+			break
+		}
+		run = append(run, y)
+		x = y
+	}
+	if len(run) < 2 {
+		return
+	}
+	titles := make([]int, 0, len(run))
+	for t := run[len(run)-1]; len(titles) < len(run); {
+		t = p.nextText(t, 2)
+		if t < 0 || p.isCandidate(t) || !titleLike(p.lines[t].s, "") {
+			return
+		}
+		titles = append(titles, t)
+	}
+	if p.titleFor == nil {
+		p.titleFor = map[int]int{}
+	}
+	for m, n := range run {
+		p.titleFor[n] = titles[m]
+	}
 }
 
 // Forms of a numbered line.

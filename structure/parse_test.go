@@ -117,6 +117,12 @@ func TestParseHeadingForms(t *testing.T) {
 			text:   "1\n\nGeneral\n\n1.1\n\nScope\n\n1.1.1\nThis Recommendation defines the coding.\n",
 			want:   []string{"L1 clause 1 General", "L2 clause 1.1 Scope", "L3 clause 1.1.1"},
 		},
+		{
+			name:   "PDF text that stacks numbers before their titles",
+			format: schema.FormatPDF,
+			text:   "1\n\nCoding\n\n1.1\n\nScheme\n\nText.\n1.1.1\n1.1.1.1\n\nData\nParameter K\n\nIn order to limit errors.\n",
+			want:   []string{"L1 clause 1 Coding", "L2 clause 1.1 Scheme", "L3 clause 1.1.1 Data", "L4 clause 1.1.1.1 Parameter K"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
