@@ -20,7 +20,7 @@ var (
 // files from `make setup` are missing.
 func testModel(t testing.TB) *Model {
 	t.Helper()
-	cfg := DefaultConfig(testenv.VarDir(t))
+	cfg := DefaultConfig(varDir(t))
 	testenv.Require(t, filepath.Join(cfg.ModelDir, "model.json"), "the USE-lite model (make setup)")
 	testenv.Require(t, filepath.Join(cfg.ModelDir, "vocab.json"), "the USE-lite vocabulary (make setup)")
 	testenv.Require(t, cfg.LibraryPath, "the ONNX Runtime library (make setup)")
@@ -40,3 +40,5 @@ func cosine(a, b []float32) float64 {
 	}
 	return dot / math.Sqrt(na*nb)
 }
+
+func varDir(t testing.TB) string { return testenv.VarDir(t) }

@@ -108,9 +108,9 @@ func utf16Len(s string) int {
 	return n
 }
 
-// normalize applies NFKC and the sentencepiece word-boundary convention: a
+// normalizeText applies NFKC and the sentencepiece word-boundary convention: a
 // leading meta symbol and every ASCII space replaced by it.
-func normalize(text string) []rune {
+func normalizeText(text string) []rune {
 	s := norm.NFKC.String(text)
 	if s == "" {
 		return nil
@@ -120,7 +120,7 @@ func normalize(text string) []rune {
 
 // encode returns the piece ids of text, unclipped.
 func (t *tokenizer) encode(text string) []int {
-	symbols := normalize(text)
+	symbols := normalizeText(text)
 	n := len(symbols)
 	if n == 0 {
 		return []int{}
