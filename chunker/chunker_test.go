@@ -220,6 +220,51 @@ func TestChunkTopLevelSections(t *testing.T) {
 	}
 }
 
+// TestChunkTitleOverSections: under a single title heading, the title's
+// children count as top-level sections; the title stays with the text that
+// follows it; a lone child does not count.
+func TestChunkTitleOverSections(t *testing.T) {
+	build := func(text string) []schema.Section {
+		secs := []schema.Section{
+			section(text, "# Policy", "Policy", 1, -1),
+			section(text, "## 1 Scope", "Policy > 1 Scope", 2, 0),
+			section(text, "## 2 Terms", "Policy > 2 Terms", 2, 0),
+		}
+		closeSections(secs)
+		return secs
+	}
+	for _, tc := range []struct {
+		text string
+		want []string
+	}{
+		{"# Policy\n\nIntro.\n\n## 1 Scope\n\nAll staff.\n\n## 2 Terms\n\nOne year.",
+			[]string{"# Policy\n\nIntro.", "## 1 Scope\n\nAll staff.", "## 2 Terms\n\nOne year."}},
+		{"# Policy\n\n## 1 Scope\n\nAll staff.\n\n## 2 Terms\n\nOne year.",
+			[]string{"# Policy\n\n## 1 Scope\n\nAll staff.", "## 2 Terms\n\nOne year."}},
+	} {
+		doc := &schema.ParsedDoc{Text: tc.text}
+		secs := build(tc.text)
+		cs := Chunk(doc, secs, Options{Size: 800})
+		checkInvariants(t, "title", doc, secs, 800, cs)
+		if got := texts(cs); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("chunks %q\nwant %q", got, tc.want)
+		}
+	}
+	// Two roots: their children share chunks again.
+	text := "# A\n\n## A.1\n\nOne.\n\n## A.2\n\nTwo.\n\n# B\n\nThree."
+	secs := []schema.Section{
+		section(text, "# A", "A", 1, -1),
+		section(text, "## A.1", "A > A.1", 2, 0),
+		section(text, "## A.2", "A > A.2", 2, 0),
+		section(text, "# B", "B", 1, -1),
+	}
+	closeSections(secs)
+	cs := Chunk(&schema.ParsedDoc{Text: text}, secs, Options{Size: 800})
+	if got, want := texts(cs), []string{"# A\n\n## A.1\n\nOne.\n\n## A.2\n\nTwo.", "# B\n\nThree."}; !reflect.DeepEqual(got, want) {
+		t.Errorf("chunks %q\nwant %q", got, want)
+	}
+}
+
 // TestChunkSplitsAtParagraphs: a long section of short paragraphs is cut
 // only between paragraphs.
 func TestChunkSplitsAtParagraphs(t *testing.T) {

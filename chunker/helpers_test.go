@@ -179,7 +179,7 @@ func tail(s string) string {
 type headingIndex struct {
 	secs      []schema.Section
 	headEnds  map[int]int // trimmed end of a section heading -> its start
-	topStarts []int       // starts of top-level sections
+	topStarts []int       // starts of top-level sections (see topLevel)
 }
 
 func newHeadingIndex(text string, secs []schema.Section) headingIndex {
@@ -189,10 +189,8 @@ func newHeadingIndex(text string, secs []schema.Section) headingIndex {
 			_, te := trimLine(text, s.Start, he)
 			h.headEnds[te] = s.Start
 		}
-		if s.Parent < 0 {
-			h.topStarts = append(h.topStarts, s.Start)
-		}
 	}
+	h.topStarts = topLevel(text, secs)
 	return h
 }
 
