@@ -127,23 +127,20 @@ func goExtract(ctx context.Context, data []byte) (pages []pageResult, err error)
 	if err != nil {
 		return nil, err
 	}
-	n, err := goNumPages(r)
+	list, err := goPages(r)
 	if err != nil {
 		return nil, err
 	}
-	if n <= 0 {
+	n := len(list)
+	if n == 0 {
 		return nil, errors.New("document has no pages")
 	}
-	if n > 100000 {
-		return nil, fmt.Errorf("document claims %d pages", n)
-	}
 	pages = make([]pageResult, n)
-	fonts := map[string]*pdf.Font{}
 	for i := range pages {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		text, err := goPageText(r, i+1, fonts)
+		text, err := goPageText(list[i])
 		if err != nil {
 			pages[i].Why = "Go reader failed: " + shortErr(err)
 			continue
@@ -159,6 +156,9 @@ func goExtract(ctx context.Context, data []byte) (pages []pageResult, err error)
 }
 
 func openGo(data []byte) (r *pdf.Reader, err error) {
+	if err := preflight(data); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if x := recover(); x != nil {
 			r, err = nil, fmt.Errorf("malformed PDF: %v", x)
@@ -167,31 +167,19 @@ func openGo(data []byte) (r *pdf.Reader, err error) {
 	return pdf.NewReader(bytes.NewReader(data), int64(len(data)))
 }
 
-func goNumPages(r *pdf.Reader) (n int, err error) {
-	defer func() {
-		if x := recover(); x != nil {
-			n, err = 0, fmt.Errorf("malformed page tree: %v", x)
-		}
-	}()
-	return r.NumPage(), nil
-}
-
-func goPageText(r *pdf.Reader, num int, fonts map[string]*pdf.Font) (text string, err error) {
+func goPageText(p pdf.Page) (text string, err error) {
 	defer func() {
 		if x := recover(); x != nil {
 			text, err = "", fmt.Errorf("panic: %v", x)
 		}
 	}()
-	p := r.Page(num)
-	if p.V.IsNull() {
-		return "", errors.New("page not found in the page tree")
+	if err := checkPage(p); err != nil {
+		return "", err
 	}
-	for name, f := range p.Fonts() {
-		_ = name
-		if _, ok := fonts[f]; !ok {
-			font := p.Font(f)
-			fonts[f] = &font
-		}
+	fonts := map[string]*pdf.Font{}
+	for _, name := range p.Fonts() {
+		f := p.Font(name)
+		fonts[name] = &f
 	}
 	return p.GetPlainText(fonts)
 }
