@@ -219,11 +219,11 @@ func hexHangRisk(s []byte) bool {
 }
 
 var (
-	reSize    = regexp.MustCompile(`/Size\s+(\d+)`)
-	reIndex   = regexp.MustCompile(`/Index\s*\[([^\]]*)\]`)
-	reW       = regexp.MustCompile(`/W\s*\[([^\]]*)\]`)
-	rePrev    = regexp.MustCompile(`/Prev\s+(\d+)`)
-	reStart   = regexp.MustCompile(`startxref\s+(\d+)`)
+	reSize  = regexp.MustCompile(`/Size\s+(\d+)`)
+	reIndex = regexp.MustCompile(`/Index\s*\[([^\]]*)\]`)
+	reW     = regexp.MustCompile(`/W\s*\[([^\]]*)\]`)
+	rePrev  = regexp.MustCompile(`/Prev\s+(\d+)`)
+	reStart = regexp.MustCompile(`startxref\s+(\d+)`)
 )
 
 // preflight rejects files that would make the library allocate without
