@@ -118,6 +118,12 @@ func TestParseHeadingForms(t *testing.T) {
 			want:   []string{"L1 clause 1 General", "L2 clause 1.1 Scope", "L3 clause 1.1.1"},
 		},
 		{
+			name:   "a long title followed by a list",
+			format: schema.FormatText,
+			text:   "4 Coding\n\n4.1 Processing the first and last picture elements in a line\na) the first element\n",
+			want:   []string{"L1 clause 4 Coding", "L2 clause 4.1 Processing the first and last picture elements in a line"},
+		},
+		{
 			name:   "PDF text that stacks numbers before their titles",
 			format: schema.FormatPDF,
 			text:   "1\n\nCoding\n\n1.1\n\nScheme\n\nText.\n1.1.1\n1.1.1.1\n\nData\nParameter K\n\nIn order to limit errors.\n",

@@ -1,10 +1,14 @@
 package structure
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
+
+// listMarker matches the start of a list item: "a)", "b.", "iv)".
+var listMarker = regexp.MustCompile(`^[a-z]{1,4}[.)](\s|$)`)
 
 // collapse trims s and collapses runs of white space to one space.
 func collapse(s string) string {
@@ -61,7 +65,7 @@ func titleLike(s, next string) bool {
 	}
 	if next != "" {
 		nr, _ := utf8.DecodeRuneInString(next)
-		if unicode.IsLower(nr) && len(s) > 40 {
+		if unicode.IsLower(nr) && len(s) > 40 && !listMarker.MatchString(next) {
 			return false
 		}
 	}
