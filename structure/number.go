@@ -106,18 +106,16 @@ func parseLead(s string) (lead, bool) {
 		l.number = dotted + paren
 		l.numEnd = m[7]
 		l.parts = append(numParts(dotted), parenParts(paren)...)
-		for i, p := range l.parts {
-			// Leading zeros ("1.05") belong to amounts and versions; a
-			// lone 0 may open a document ("0 Introduction").
-			seg := ""
-			if i < len(strings.Split(dotted, ".")) {
-				seg = strings.Split(dotted, ".")[i]
-			}
-			if len(seg) > 1 && seg[0] == '0' {
+		// Leading zeros ("1.05") belong to amounts and versions; a lone 0
+		// may open a document ("0 Introduction") but not follow a dot.
+		for i, seg := range strings.Split(dotted, ".") {
+			if len(seg) > 1 && seg[0] == '0' || i > 0 && seg == "0" {
 				return lead{}, false
 			}
-			if i > 0 && p == 0 {
-				return lead{}, false
+		}
+		for _, v := range l.parts[len(strings.Split(dotted, ".")):] {
+			if v == 0 {
+				return lead{}, false // "7(0)"
 			}
 		}
 	} else {

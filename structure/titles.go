@@ -46,8 +46,9 @@ func titleLike(s, next string) bool {
 	}
 	// Verbs make a sentence, unless the words are in title case ("What
 	// is Cacheable").
+	tc := titleCase(words)
 	for _, w := range words[1:] {
-		if titleCase(words) {
+		if tc {
 			break
 		}
 		switch strings.ToLower(strings.Trim(w, ",.;:")) {
