@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -215,7 +216,11 @@ func (e *env) runSession(t *testing.T, args ...string) session {
 	if s.SDKVersion == "" {
 		t.Errorf("session.cjs did not report the SDK's version")
 	}
-	t.Logf("MCP TypeScript SDK %s over %s: server %s %s, protocol %s", s.SDKVersion, args[0], s.Server.Name, s.Server.Version, s.ProtocolVersion)
+	t.Logf("MCP TypeScript SDK %s over %s: server %s %s, protocol %s, tools %d, prompts %d", s.SDKVersion, args[0],
+		s.Server.Name, s.Server.Version, s.ProtocolVersion, len(s.Tools), len(s.Prompts))
+	if r := s.Search.StructuredContent.Results; len(r) > 0 {
+		t.Logf("strata_search %q: %d results, top %s lines %s (%s)", query, len(r), r[0].File, r[0].Lines, r[0].Ref)
+	}
 	return s
 }
 
@@ -431,10 +436,13 @@ func TestInspectorCLI(t *testing.T) {
 func TestHTTPSearchLatency(t *testing.T) {
 	e := setup(t)
 	base, _ := e.serve(t)
-	body := []byte(fmt.Sprintf(`{"query":%q,"layers":[%q],"top_k":5}`, query, layer))
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
+	var n atomic.Int64
 	one := func() (time.Duration, error) {
-		req, _ := http.NewRequest(http.MethodPost, base+"/v1/search", bytes.NewReader(body))
+		// A word no document holds makes every query new to the search
+		// cache, so this measures searches, not cache hits.
+		body := fmt.Sprintf(`{"query":"%s zq%d","layers":[%q],"top_k":5}`, query, n.Add(1), layer)
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/search", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+readerToken)
 		req.Header.Set("Content-Type", "application/json")
 		start := time.Now()
