@@ -159,7 +159,9 @@ var versionWords = map[string]bool{
 }
 
 // ParseReferences returns the clause references in question q, in the order
-// they are written. The caller decides how many to look up.
+// they are written; a reference repeated with the same kind and number is
+// returned once, where it first appears. The caller decides how many to
+// look up.
 func ParseReferences(q string) []Reference {
 	var refs []Reference
 	taken := func(start, end int) bool {
@@ -217,7 +219,18 @@ func ParseReferences(q string) []Reference {
 		}
 	}
 	sort.SliceStable(refs, func(i, j int) bool { return refs[i].Start < refs[j].Start })
-	return refs
+	// A clause named twice is looked up once, where it is first named.
+	seen := map[string]bool{}
+	out := refs[:0]
+	for _, r := range refs {
+		k := r.Kind + ":" + normNumber(r.Number)
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, r)
+	}
+	return out
 }
 
 func keywordKind(kw string) string {

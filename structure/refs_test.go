@@ -84,6 +84,18 @@ func TestParseReferencesOrder(t *testing.T) {
 	}
 }
 
+func TestParseReferencesOnceEach(t *testing.T) {
+	q := "Does clause 7.2 override Clause 7.2, or 4.3.2 and 4.3.2?"
+	var got []string
+	for _, r := range ParseReferences(q) {
+		got = append(got, fmt.Sprintf("%s@%d", r.Raw, r.Start))
+	}
+	want := []string{fmt.Sprintf("clause 7.2@%d", strings.Index(q, "clause")), fmt.Sprintf("4.3.2@%d", strings.Index(q, "4.3.2"))}
+	if !slices.Equal(got, want) {
+		t.Errorf("references %q, want %q", got, want)
+	}
+}
+
 func TestSectionKey(t *testing.T) {
 	tests := []struct {
 		s    schema.Section
