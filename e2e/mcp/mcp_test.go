@@ -209,6 +209,13 @@ func (e *env) node_(t *testing.T, args ...string) []byte {
 func (e *env) runSession(t *testing.T, args ...string) session {
 	t.Helper()
 	out := e.node_(t, args...)
+	// STRATA_E2E_TRANSCRIPT=DIR keeps each client session's JSON, for the
+	// record of what a real client saw.
+	if dir := os.Getenv("STRATA_E2E_TRANSCRIPT"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "session-"+args[0]+".json"), out, 0o644); err != nil {
+			t.Errorf("keep transcript: %v", err)
+		}
+	}
 	var s session
 	if err := json.Unmarshal(out, &s); err != nil || s.Error != "" {
 		t.Fatalf("session.cjs %s: %v %s\n%s", args[0], err, s.Error, out)

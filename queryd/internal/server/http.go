@@ -290,7 +290,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	s.log.Info("shutting down", slog.Duration("timeout", s.cfg.ShutdownTimeout))
+	s.log.Info("shutting down", slog.String("timeout", s.cfg.ShutdownTimeout.String()))
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownTimeout)
 	defer cancel()
 	err := h.mcp.Shutdown(sctx)

@@ -46,6 +46,10 @@ func contract(has func(string) bool) []string {
 	} else if search {
 		add("A result only matched the words or the meaning of the query; that does not make it an answer. Read it, and do not rely on a result that does not answer the exact question asked.")
 	}
+	// Weak matches.
+	if search {
+		add("A strata_search response whose confidence is low (it then carries a warning) means the documents probably do not cover the question: say so instead of stretching a weak match.")
+	}
 	// Citations.
 	switch {
 	case ask && verify:
@@ -139,9 +143,6 @@ func PromptText(has func(string) bool, question string, layers []string) string 
 	var b strings.Builder
 	fmt.Fprintf(&b, "Answer this question from the indexed documents:\n\n%s\n\n", question)
 	where := "Leave out layers, so routing picks them."
-	if !has(ToolAsk) {
-		where = "Leave out layers, so every layer is searched."
-	}
 	if len(layers) > 0 {
 		q, _ := jsonString(layers)
 		where = "Search only the layers " + q + "."

@@ -84,7 +84,7 @@ var searchSchema = json.RawMessage(fmt.Sprintf(`{
     },
     "layers": {
       "type": "array", "items": {"type": "string", "minLength": 1},
-      "description": "Names of the layers to search. Leave it out to search every layer. Layers named here are never widened."
+      "description": "Names of the layers to search. Leave it out to let routing choose: when the routed layers give too little, every layer is searched and the response says so in routing_fallback. Layers named here are never widened."
     },
     "top_k": {
       "type": "integer", "minimum": 1, "maximum": %d, "default": %d,
