@@ -482,9 +482,9 @@ func split(text string, a atom) []atom {
 		return []atom{a}
 	}
 	pieces[0].rank = a.rank
-	if a.glue {
-		pieces[len(pieces)-1].glue = true
-	}
+	// The last piece is glued to what follows exactly when the atom was: a
+	// heading that had to let go of its text stays let go.
+	pieces[len(pieces)-1].glue = a.glue
 	return pieces
 }
 

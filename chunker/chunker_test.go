@@ -3,6 +3,7 @@ package chunker
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -178,6 +179,23 @@ func TestChunkLongHeadingLetsGo(t *testing.T) {
 	checkInvariants(t, "long heading", doc, nil, 100, cs)
 	if last := cs[len(cs)-1]; last.Text != "Body text follows." {
 		t.Errorf("chunks %q", texts(cs))
+	}
+}
+
+// TestChunkHeadingLetGoStaysWhole: when a section heading over size is cut
+// into words and the heading after it cannot fit with its own text, that
+// second heading is let go whole, not cut into words as if it were text.
+func TestChunkHeadingLetGoStaysWhole(t *testing.T) {
+	h1 := "### " + strings.Repeat("long heading words ", 6)
+	h2 := "  # Second heading, forty-two bytes long xx"
+	text := h1 + "\n" + h2 + "\n\n\nBodyword and the rest of the text."
+	secs := []schema.Section{section(text, "### ", "Long", 1, -1)}
+	secs[0].HeadingEnd = len(h1)
+	doc := &schema.ParsedDoc{Text: text}
+	cs := Chunk(doc, secs, Options{Size: 50})
+	checkInvariants(t, "let go", doc, secs, 50, cs)
+	if !slices.Contains(texts(cs), h2) {
+		t.Errorf("no chunk is the second heading whole: %q", texts(cs))
 	}
 }
 

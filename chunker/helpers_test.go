@@ -111,7 +111,7 @@ func invariantErr(doc *schema.ParsedDoc, secs []schema.Section, size int, chunks
 	}
 	prevEnd := body
 	covered := make([]bool, len(text))
-	heads := newHeadingIndex(text, secs)
+	heads := newHeadingIndex(text, body, doc.Pages, secs)
 	sort.Ints(heads.topStarts)
 	for i, c := range chunks {
 		if c.Ordinal != i {
@@ -178,12 +178,14 @@ func tail(s string) string {
 // headingIndex is what the heading checks need from the sections.
 type headingIndex struct {
 	secs      []schema.Section
-	headEnds  map[int]int // trimmed end of a section heading -> its start
-	topStarts []int       // starts of top-level sections (see topLevel)
+	headEnds  map[int]int    // trimmed end of a section heading -> its start
+	topStarts []int          // starts of top-level sections (see topLevel)
+	paras     map[int][]Span // Sentences of the paragraph starting at a key
+	cuts      []int          // where the chunker starts a new paragraph, sorted
 }
 
-func newHeadingIndex(text string, secs []schema.Section) headingIndex {
-	h := headingIndex{secs: secs, headEnds: map[int]int{}}
+func newHeadingIndex(text string, body int, pages []schema.Page, secs []schema.Section) headingIndex {
+	h := headingIndex{secs: secs, headEnds: map[int]int{}, paras: map[int][]Span{}}
 	for _, s := range secs {
 		if he := min(s.HeadingEnd, s.End, len(text)); he > s.Start && s.Start >= 0 {
 			_, te := trimLine(text, s.Start, he)
@@ -191,6 +193,15 @@ func newHeadingIndex(text string, secs []schema.Section) headingIndex {
 		}
 	}
 	h.topStarts = topLevel(text, secs)
+	h.cuts = append(h.cuts, h.topStarts...)
+	for _, s := range secs {
+		h.cuts = append(h.cuts, s.Start, min(s.HeadingEnd, s.End))
+	}
+	h.cuts = append(h.cuts, body)
+	for _, p := range pages {
+		h.cuts = append(h.cuts, p.Start, p.End)
+	}
+	sort.Ints(h.cuts)
 	return h
 }
 
@@ -200,22 +211,37 @@ func (h headingIndex) endsWithHeadingLine(text string, c schema.Chunk) (int, boo
 	if hs, ok := h.headEnds[c.End]; ok {
 		return hs, true
 	}
-	ps := max(paragraphStart(text, c.End), c.Start)
-	// Heading rules look at most two lines ahead.
-	pe := paragraphEnd(text, c.End-1)
-	if i := strings.IndexByte(text[c.End:pe], '\n'); i >= 0 {
-		if j := strings.IndexByte(text[c.End+i+1:pe], '\n'); j >= 0 {
-			if k := strings.IndexByte(text[c.End+i+j+2:pe], '\n'); k >= 0 {
-				pe = c.End + i + j + k + 2
-			}
+	units, ps, _ := h.segment(text, c.End-1)
+	i := sort.Search(len(units), func(i int) bool { return units[i].End >= c.End })
+	if i < len(units) && units[i].End == c.End {
+		// Count the heading's indentation, as the chunker's paragraphs do.
+		hs := units[i].Start
+		for hs > ps && (text[hs-1] == ' ' || text[hs-1] == '\t') {
+			hs--
 		}
-	}
-	for _, u := range Sentences(text, ps, pe) {
-		if u.End == c.End {
-			return u.Start, u.Heading
-		}
+		return hs, units[i].Heading
 	}
 	return 0, false
+}
+
+// segment returns the Sentences of the paragraph holding off as the chunker
+// reads it (within its segment: between hard cuts, section starts and
+// heading ends), with the paragraph's bounds.
+func (h headingIndex) segment(text string, off int) ([]Span, int, int) {
+	ps := paragraphStart(text, off)
+	pe := paragraphEnd(text, off)
+	if k := sort.SearchInts(h.cuts, off+1) - 1; k >= 0 {
+		ps = max(ps, h.cuts[k])
+	}
+	if k := sort.SearchInts(h.cuts, off+1); k < len(h.cuts) {
+		pe = min(pe, h.cuts[k])
+	}
+	units, ok := h.paras[ps]
+	if !ok {
+		units = Sentences(text, ps, pe)
+		h.paras[ps] = units
+	}
+	return units, ps, pe
 }
 
 func (h headingIndex) inSectionHeading(a, b int) bool {
@@ -245,15 +271,21 @@ func (h headingIndex) headingMayEnd(doc *schema.ParsedDoc, size, headStart int, 
 	text := doc.Text
 	pos := next.Start
 	for pos < len(text) && pos <= headStart+size {
-		pe := paragraphEnd(text, pos)
-		for _, u := range Sentences(text, pos, pe) {
-			if u.Heading || h.inSectionHeading(u.Start, u.End) {
+		for pos < len(text) && isSpaceByte(text[pos]) {
+			pos++
+		}
+		if pos == len(text) {
+			break
+		}
+		units, _, pe := h.segment(text, pos)
+		for _, u := range units {
+			if u.End <= pos || u.Heading || h.inSectionHeading(u.Start, u.End) {
 				continue
 			}
-			w := words(text, u.Start, u.End)
+			w := words(text, max(u.Start, pos), u.End)
 			return w[0][1]-headStart > size
 		}
-		pos = pe + 1
+		pos = pe
 	}
 	return true // nothing but headings within size
 }
