@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"os"
@@ -26,15 +27,21 @@ import (
 // vector channel's ranking. Tests of retrieval quality use the real model
 // (eval_test.go).
 type bowEmbedder struct {
+	dims  int // 0: 64
 	mu    sync.Mutex
 	calls int
 	fail  error
 }
 
-const bowDims = 64
+func (b *bowEmbedder) size() int {
+	if b.dims == 0 {
+		return 64
+	}
+	return b.dims
+}
 
 func (b *bowEmbedder) Model() embed.ModelInfo {
-	return embed.ModelInfo{Name: "test-bow-64@1", Dims: bowDims}
+	return embed.ModelInfo{Name: fmt.Sprintf("test-bow-%d@1", b.size()), Dims: b.size()}
 }
 
 func (b *bowEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
@@ -47,13 +54,14 @@ func (b *bowEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 	}
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
-		v := make([]float32, bowDims)
+		dims := b.size()
+		v := make([]float32, dims)
 		for _, w := range strings.FieldsFunc(strings.ToLower(t), func(r rune) bool {
 			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 		}) {
 			h := fnv.New32a()
 			h.Write([]byte(w))
-			v[h.Sum32()%bowDims]++
+			v[h.Sum32()%uint32(dims)]++
 		}
 		var n float64
 		for _, x := range v {

@@ -54,6 +54,14 @@ func ExactTerms(q string) []string {
 	return out
 }
 
+// exactFirst ranks the lexical channel's chunks holding more exact terms
+// (as written) first; without it each exact term matched adds phraseBoost
+// to the BM25 score. A variable so that the evaluation can compare.
+var (
+	exactFirst  = true
+	phraseBoost = 1.0
+)
+
 // tsLiteral quotes a lexeme for a tsquery.
 func tsLiteral(l string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(l) + "'"
@@ -63,14 +71,12 @@ func tsLiteral(l string) string {
 // first, and the exact terms it looked for.
 func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.LexHit, []string, error) {
 	s := st.s.store
-	lexemes, err := s.QueryLexemes(ctx, st.req.Query)
-	if err != nil || len(lexemes) == 0 {
+	exactTerms := ExactTerms(st.req.Query)
+	prep, err := s.PrepareLexical(ctx, st.req.Query, exactTerms, ids)
+	if err != nil || len(prep.Lexemes) == 0 {
 		return nil, nil, err
 	}
-	stats, err := s.Stats(ctx, ids, lexemes)
-	if err != nil {
-		return nil, nil, err
-	}
+	lexemes, stats := prep.Lexemes, prep.Stats
 	if stats.Chunks == 0 {
 		return nil, nil, nil
 	}
@@ -81,26 +87,18 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 	}
 	var phrases, terms []string
 	phraseLexemes := map[string]bool{}
-	for _, t := range ExactTerms(st.req.Query) {
-		pq, err := s.PhraseQuery(ctx, t)
-		if err != nil {
-			return nil, nil, err
-		}
-		if pq == "" {
+	for i, t := range exactTerms {
+		if i >= len(prep.Phrases) || prep.Phrases[i] == "" {
 			continue
 		}
-		phrases = append(phrases, pq)
+		phrases = append(phrases, prep.Phrases[i])
 		terms = append(terms, t)
-		ls, err := s.QueryLexemes(ctx, t)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, l := range ls {
+		for _, l := range prep.PhraseLexemes[i] {
 			phraseLexemes[l] = true
 		}
 	}
 	q := store.BM25Query{LayerIDs: ids, Filter: st.req.MetadataFilter, K1: bm25K1, B: bm25B, AvgLen: avg,
-		Limit: depth, Phrases: phrases, ExactFirst: true}
+		Limit: depth, Phrases: phrases, ExactFirst: exactFirst, PhraseBoost: phraseBoost}
 	var match []string
 	var common []string
 	for _, l := range lexemes {
@@ -110,7 +108,7 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 		}
 		q.Terms = append(q.Terms, l)
 		q.IDF = append(q.IDF, math.Log(1+(n-df+0.5)/(df+0.5)))
-		if n > pruneMinChunks && df > pruneFraction*n && !phraseLexemes[l] {
+		if stats.Chunks > pruneMinChunks && df > pruneFraction*n && !phraseLexemes[l] {
 			common = append(common, tsLiteral(l))
 		} else {
 			match = append(match, tsLiteral(l))

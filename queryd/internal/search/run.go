@@ -18,10 +18,15 @@ const (
 	bm25B  = 0.4
 	// defaultDepth is how many candidates each channel hands to fusion.
 	defaultDepth = 50
-	// pruneFraction: with more than pruneMinChunks chunks, lexemes in more
-	// than this share of them still score but do not select candidates.
-	pruneFraction  = 0.1
-	pruneMinChunks = 20000
+)
+
+// pruneFraction: with more than pruneMinChunks chunks, lexemes in more
+// than this share of them still score but do not select candidates (a chunk
+// holding none of the query's rarer words cannot reach the top). Variables
+// so that the evaluation can compare.
+var (
+	pruneFraction        = 0.1
+	pruneMinChunks int64 = 1000
 )
 
 // Defaults for a model without measured parameters: plain RRF and the
@@ -33,8 +38,9 @@ var defaultParams = store.ModelParams{RRFK: 60, LexicalWeight: 1, VectorWeight: 
 // back to all layers: the query vector, the parsed references, the
 // parameters.
 type state struct {
-	s   *Searcher
-	req Request
+	s    *Searcher
+	req  Request
+	memo *memoVersion // nil: read everything
 	// depth overrides defaultDepth (the evaluation asks for 100).
 	depth int
 	// channels restricts the channels (the evaluation runs each alone).
@@ -99,7 +105,7 @@ func (st *state) modelParams(ctx context.Context) store.ModelParams {
 	st.params = defaultParams
 	if e := st.s.opt.Embedder; e != nil {
 		st.model = e.Model().Name
-		p, ok, err := st.s.store.ModelParams(ctx, st.model)
+		p, ok, err := st.memo.getParams(ctx, st.s.store, st.model)
 		if err != nil {
 			st.s.logger.Warn("search_params", "model", st.model, "err", err.Error())
 		} else if ok {
@@ -164,7 +170,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 		if err != nil {
 			degraded = append(degraded, err.Error()+": results come from the lexical channel only")
 		} else {
-			complete, err := st.s.store.CompleteLayers(ctx, st.model, ids)
+			complete, err := st.memo.getComplete(ctx, st.s.store, st.model, ids)
 			if err != nil {
 				return nil, qerr.Unavailablef(err, "read layer models")
 			}

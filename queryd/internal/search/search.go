@@ -179,6 +179,7 @@ type Searcher struct {
 	store  *store.Store
 	opt    Options
 	cache  *cache
+	memo   memo
 	logger *slog.Logger
 }
 
@@ -245,7 +246,12 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	layers, err := s.store.Layers(ctx)
+	version, err := s.store.Version(ctx)
+	if err != nil {
+		return nil, qerr.Unavailablef(err, "read data version")
+	}
+	mv := s.memo.at(version)
+	layers, err := mv.getLayers(ctx, s.store)
 	if err != nil {
 		return nil, qerr.Unavailablef(err, "read layers")
 	}
@@ -272,10 +278,6 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 
-	version, err := s.store.Version(ctx)
-	if err != nil {
-		return nil, qerr.Unavailablef(err, "read data version")
-	}
 	key := cacheKey(req)
 	if resp, ok := s.cache.get(key, version); ok {
 		if resp.Explain != nil {
@@ -285,7 +287,7 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 		return resp, nil
 	}
 
-	st := &state{s: s, req: req}
+	st := &state{s: s, req: req, memo: mv}
 	var resp *Response
 	switch {
 	case len(named) > 0:

@@ -43,23 +43,25 @@ func (s *Store) Layers(ctx context.Context) ([]Layer, error) {
 // Version returns a value that changes whenever a layer is added, changed or
 // removed, a layer's chunks change (the statistics triggers stamp
 // lexical_layer_stats.changed_at), an embedding model's progress on a layer
-// changes, or an ingest run finishes. It reads four small tables; the result
-// cache compares it on every search.
+// changes, an ingest run finishes, or a model's search parameters change.
+// It reads small tables and the latest row of ingest_runs; the result cache
+// compares it on every search.
 func (s *Store) Version(ctx context.Context) (string, error) {
 	var layers int64
-	var a, b, c, d *time.Time
+	var a, b, c, d, e *time.Time
 	err := s.pool.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM strata.layers) + coalesce((SELECT max(id) FROM strata.layers), 0) * 1000003,
 		(SELECT max(updated_at) FROM strata.layers),
 		(SELECT max(changed_at) FROM strata.lexical_layer_stats),
 		(SELECT max(updated_at) FROM strata.layer_models),
-		(SELECT max(coalesce(finished_at, started_at)) FROM strata.ingest_runs)`).Scan(&layers, &a, &b, &c, &d)
+		(SELECT max(coalesce(finished_at, started_at)) FROM strata.ingest_runs),
+		(SELECT max(updated_at) FROM strata.model_search_params)`).Scan(&layers, &a, &b, &c, &d, &e)
 	if err != nil {
 		return "", fmt.Errorf("read data version: %w", err)
 	}
 	var sb strings.Builder
 	sb.WriteString(strconv.FormatInt(layers, 10))
-	for _, t := range []*time.Time{a, b, c, d} {
+	for _, t := range []*time.Time{a, b, c, d, e} {
 		sb.WriteByte('|')
 		if t != nil {
 			sb.WriteString(strconv.FormatInt(t.UnixNano(), 10))
@@ -127,6 +129,62 @@ func (s *Store) Stats(ctx context.Context, layerIDs []int64, lexemes []string) (
 	return st, rows.Err()
 }
 
+// LexicalPrep is what the lexical channel reads before it scores: the
+// query's lexemes, the layers' statistics for them, and for each exact term
+// its phrase tsquery ("" when it has no lexeme) and lexemes.
+type LexicalPrep struct {
+	Lexemes       []string
+	Stats         LexicalStats
+	Phrases       []string
+	PhraseLexemes [][]string
+}
+
+// PrepareLexical reads, in one round trip, the lexemes of query, the
+// statistics of the layers for them, and the phrase queries of terms.
+func (s *Store) PrepareLexical(ctx context.Context, query string, terms []string, layerIDs []int64) (LexicalPrep, error) {
+	p := LexicalPrep{Stats: LexicalStats{DF: map[string]int64{}}}
+	if terms == nil {
+		terms = []string{}
+	}
+	b := &pgx.Batch{}
+	b.Queue(`SELECT q.lexeme, coalesce((SELECT sum(df) FROM strata.lexeme_stats s
+			WHERE s.lexeme = q.lexeme AND s.layer_id = ANY($2)), 0)::bigint
+		FROM unnest(to_tsvector('english', $1)) q ORDER BY q.lexeme`, query, layerIDs).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var l string
+			var n int64
+			if err := rows.Scan(&l, &n); err != nil {
+				return err
+			}
+			p.Lexemes = append(p.Lexemes, l)
+			p.Stats.DF[l] = n
+		}
+		return rows.Err()
+	})
+	b.Queue(`SELECT coalesce(sum(chunks), 0)::bigint, coalesce(sum(total_len), 0)::bigint
+		FROM strata.lexical_layer_stats WHERE layer_id = ANY($1)`, layerIDs).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&p.Stats.Chunks, &p.Stats.TotalLen)
+	})
+	b.Queue(`SELECT coalesce(phraseto_tsquery('english', t)::text, ''),
+			ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', t)))
+		FROM unnest($1::text[]) WITH ORDINALITY x(t, i) ORDER BY i`, terms).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var q string
+			var ls []string
+			if err := rows.Scan(&q, &ls); err != nil {
+				return err
+			}
+			p.Phrases = append(p.Phrases, q)
+			p.PhraseLexemes = append(p.PhraseLexemes, ls)
+		}
+		return rows.Err()
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return p, fmt.Errorf("prepare lexical search: %w", err)
+	}
+	return p, nil
+}
+
 // BM25Query is one lexical search.
 type BM25Query struct {
 	LayerIDs []int64
@@ -163,6 +221,8 @@ type LexHit struct {
 // the layers) with Okapi BM25 over their english lexemes: for each query
 // lexeme in the chunk, idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen)),
 // tf being the lexeme's positions in tsv and len the generated tsv_len.
+// setweight marks the query lexemes and ts_filter keeps only them, so each
+// candidate's tsvector is cut to a few lexemes in C before it is unnested.
 func (s *Store) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 	filter, err := json.Marshal(nonNilMap(q.Filter))
 	if err != nil {
@@ -188,7 +248,8 @@ func (s *Store) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 					(array_length(u.positions, 1) + $6 * (1.0 - $7 + $7 * cand.tsv_len / $8))) AS bm25,
 				ARRAY(SELECT (p.i - 1)::int FROM unnest($9::tsquery[]) WITH ORDINALITY p(q, i)
 					WHERE cand.tsv @@ p.q ORDER BY p.i) AS exact
-			FROM cand CROSS JOIN LATERAL unnest(cand.tsv) u JOIN q ON q.lexeme = u.lexeme
+			FROM cand CROSS JOIN LATERAL unnest(ts_filter(setweight(cand.tsv, 'A', $1::text[]), '{a}')) u
+				JOIN q ON q.lexeme = u.lexeme
 			GROUP BY cand.id, cand.tsv
 		)
 		SELECT id, bm25 + cardinality(exact) * $10::float8 AS score, exact FROM scored

@@ -1,0 +1,199 @@
+package search
+
+import (
+	"context"
+	"crypto/sha256"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stratakb/stratakb/internal/dbtest"
+	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// benchEnv is a SciFact-sized layer loaded straight into the tables (one
+// chunk per abstract, 512-dimensional bag-of-words vectors, the model's
+// HNSW index built after the load), which is what search latency depends
+// on; retrieval quality is eval_test.go's business.
+type benchEnv struct {
+	store   *store.Store
+	emb     *bowEmbedder
+	queries []string
+	layer   string
+}
+
+func setupBench(b *testing.B) *benchEnv {
+	ctx := context.Background()
+	d := loadSciFact(b)
+	pool, url := dbtest.NewPool(b)
+	ingesttest.Migrate(b, pool)
+	emb := &bowEmbedder{dims: 512}
+	l, err := jobs.UpsertLayer(ctx, pool, jobs.Layer{Name: "bench", Root: "/nonexistent", AnswerMode: "grounded", ChunkSize: 8000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]string, 0, len(d.corpus))
+	for id := range d.corpus {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	if n, _ := strconv.Atoi(os.Getenv("STRATA_BENCH_COPIES")); n > 1 {
+		// More chunks than SciFact: each abstract again under another path.
+		base := ids
+		for c := 1; c < n; c++ {
+			for _, id := range base {
+				d.corpus[id+"-"+strconv.Itoa(c)] = d.corpus[id] + " copy " + strconv.Itoa(c)
+				ids = append(ids, id+"-"+strconv.Itoa(c))
+			}
+		}
+	}
+	texts := make([]string, len(ids))
+	for i, id := range ids {
+		texts[i] = d.corpus[id]
+	}
+	for start := 0; start < len(ids); start += 2000 {
+		end := min(start+2000, len(ids))
+		if _, err := pool.Exec(ctx, `
+			WITH docs AS (
+				INSERT INTO strata.documents (layer_id, path, status, body)
+				SELECT $1, p || '.txt', 'ok', t FROM unnest($2::text[], $3::text[]) AS x(p, t)
+				RETURNING id, layer_id, body)
+			INSERT INTO strata.chunks (document_id, layer_id, ord, start_off, end_off, line_start, line_end, text, content_hash)
+			SELECT id, layer_id, 0, 0, octet_length(body), 1, 3, body, sha256(convert_to(body, 'UTF8')) FROM docs`,
+			l.ID, ids[start:end], texts[start:end]); err != nil {
+			b.Fatal(err)
+		}
+		vecs, _ := emb.Embed(ctx, texts[start:end])
+		hashes := make([][]byte, len(vecs))
+		lits := make([]string, len(vecs))
+		for i, v := range vecs {
+			h := sha256.Sum256([]byte(texts[start+i]))
+			hashes[i] = h[:]
+			parts := make([]string, len(v))
+			for j, x := range v {
+				parts[j] = strconv.FormatFloat(float64(x), 'g', 6, 32)
+			}
+			lits[i] = "[" + strings.Join(parts, ",") + "]"
+		}
+		if _, err := pool.Exec(ctx, `INSERT INTO strata.embeddings (model, content_hash, window_no, dims, embedding)
+			SELECT $1, h, 0, $2, v::vector FROM unnest($3::bytea[], $4::text[]) AS x(h, v) ON CONFLICT DO NOTHING`,
+			emb.Model().Name, emb.size(), hashes, lits); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := jobs.RegisterModel(ctx, pool, l.ID, emb.Model(), "test"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE strata.layer_models SET complete = true, updated_at = now()`); err != nil {
+		b.Fatal(err)
+	}
+	if err := jobs.EnsureVectorIndex(ctx, pool, emb.Model()); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE`); err != nil {
+		b.Fatal(err)
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(st.Close)
+	env := &benchEnv{store: st, emb: emb, layer: "bench"}
+	for qid := range d.test {
+		env.queries = append(env.queries, d.queries[qid])
+	}
+	sort.Strings(env.queries)
+	b.Logf("loaded %d chunks", len(ids))
+	return env
+}
+
+// BenchmarkSearch reports strata_search latency (p50, p95 over the 300
+// SciFact test queries per round, cache off) for the lexical channel alone
+// (no embedder), the vector channel alone, and the whole hybrid search, and
+// hybrid throughput with 8 concurrent clients.
+func BenchmarkSearch(b *testing.B) {
+	env := setupBench(b)
+	ctx := context.Background()
+	layers := []string{env.layer}
+	lexical := NewWithOptions(env.store, Options{KeywordSlots: 1})
+	hybrid := NewWithOptions(env.store, Options{Embedder: env.emb, KeywordSlots: 1})
+	runs := map[string]func(q string) error{
+		"lexical": func(q string) error {
+			_, err := lexical.Search(ctx, Request{Query: q, Layers: layers, TopK: 10})
+			return err
+		},
+		"vector": func(q string) error {
+			all, err := env.store.Layers(ctx)
+			if err != nil {
+				return err
+			}
+			st := &state{s: hybrid, req: Request{Query: q, Layers: layers, TopK: 10}, noLexical: true}
+			_, err = st.pass(ctx, all, nil)
+			return err
+		},
+		"hybrid": func(q string) error {
+			_, err := hybrid.Search(ctx, Request{Query: q, Layers: layers, TopK: 10})
+			return err
+		},
+	}
+	for _, name := range []string{"lexical", "vector", "hybrid"} {
+		fn := runs[name]
+		b.Run(name, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				for _, q := range env.queries {
+					t0 := time.Now()
+					if err := fn(q); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(t0))
+				}
+			}
+			b.ReportMetric(ms(percentile(lat, 0.5)), "p50_ms")
+			b.ReportMetric(ms(percentile(lat, 0.95)), "p95_ms")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+	b.Run("hybrid-8-clients", func(b *testing.B) {
+		for b.Loop() {
+			t0 := time.Now()
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var failed error
+			next := 0
+			for c := 0; c < 8; c++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						mu.Lock()
+						i := next
+						next++
+						mu.Unlock()
+						if i >= len(env.queries) {
+							return
+						}
+						if err := runs["hybrid"](env.queries[i]); err != nil {
+							mu.Lock()
+							failed = err
+							mu.Unlock()
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			if failed != nil {
+				b.Fatal(failed)
+			}
+			b.ReportMetric(float64(len(env.queries))/time.Since(t0).Seconds(), "queries/s")
+		}
+		b.ReportMetric(0, "ns/op")
+	})
+}

@@ -1,0 +1,597 @@
+package search
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stratakb/stratakb/embed"
+	"github.com/stratakb/stratakb/embed/uselite"
+	"github.com/stratakb/stratakb/internal/dbtest"
+	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/internal/testenv"
+	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// The SciFact evaluation (STRATA_EVAL=1): the corpus is written to a temp
+// folder, one .txt file per abstract (title, blank line, text), ingested as
+// one layer through the real jobs with USE-lite vectors (word windows, the
+// best window wins), and the 300 test queries are scored with nDCG@10 and
+// Recall@100 for ts_rank_cd, BM25, vector only and hybrid. Everything tuned
+// (fusion, confidence marks, ef_search) is measured on the train queries.
+//
+// STRATA_EVAL_DATABASE_URL keeps the ingested layer between runs (the
+// database must exist; the layer is ingested once).
+
+const evalLayer = "scifact"
+
+type evalData struct {
+	corpus  map[string]string // id → title + text
+	queries map[string]string
+	test    map[string]map[string]bool
+	train   map[string]map[string]bool
+}
+
+func loadSciFact(t testing.TB) *evalData {
+	dir := filepath.Join(testenv.SharedDir(t), "bench", "scifact")
+	d := &evalData{corpus: map[string]string{}, queries: map[string]string{}}
+	readJSONL(t, filepath.Join(dir, "corpus.jsonl"), func(m map[string]any) {
+		d.corpus[m["_id"].(string)] = strings.TrimSpace(m["title"].(string)) + "\n\n" + strings.TrimSpace(m["text"].(string))
+	})
+	readJSONL(t, filepath.Join(dir, "queries.jsonl"), func(m map[string]any) {
+		d.queries[m["_id"].(string)] = m["text"].(string)
+	})
+	d.test = readQrels(t, filepath.Join(dir, "qrels", "test.tsv"))
+	d.train = readQrels(t, filepath.Join(dir, "qrels", "train.tsv"))
+	return d
+}
+
+func readJSONL(t testing.TB, path string, fn func(map[string]any)) {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		fn(m)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readQrels(t testing.TB, path string) map[string]map[string]bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]bool{}
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Split(line, "\t")
+		if i == 0 || len(f) < 3 || f[2] == "0" {
+			continue
+		}
+		if out[f[0]] == nil {
+			out[f[0]] = map[string]bool{}
+		}
+		out[f[0]][f[1]] = true
+	}
+	return out
+}
+
+// windowVectorizer represents a text by the vectors of word windows of
+// windowWords words every windowStride words (USE-lite reads 128 pieces).
+type windowVectorizer struct{ e embed.Embedder }
+
+const windowWords, windowStride = 90, 70
+
+func (w windowVectorizer) Model() embed.ModelInfo { return w.e.Model() }
+
+func (w windowVectorizer) EmbedChunks(ctx context.Context, texts []string) ([][][]float32, error) {
+	var flat []string
+	var owner []int
+	for i, t := range texts {
+		words := strings.Fields(t)
+		if len(words) <= windowWords {
+			flat, owner = append(flat, t), append(owner, i)
+			continue
+		}
+		for start := 0; ; start += windowStride {
+			end := min(start+windowWords, len(words))
+			flat, owner = append(flat, strings.Join(words[start:end], " ")), append(owner, i)
+			if end == len(words) {
+				break
+			}
+		}
+	}
+	vs, err := w.e.Embed(ctx, flat)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][][]float32, len(texts))
+	for j, v := range vs {
+		out[owner[j]] = append(out[owner[j]], v)
+	}
+	return out, nil
+}
+
+func loadUSELite(t testing.TB) embed.Embedder {
+	m, err := uselite.Load(uselite.DefaultConfig(testenv.VarDir(t)))
+	if err != nil {
+		testenv.Missing(t, fmt.Sprintf("USE-lite model: %v", err))
+	}
+	return embed.Adapt(m)
+}
+
+// evalEnv is an ingested SciFact layer.
+type evalEnv struct {
+	data     *evalData
+	pool     *pgxpool.Pool
+	store    *store.Store
+	emb      embed.Embedder
+	layer    store.Layer
+	chunkDoc map[int64]string
+}
+
+func setupEval(t *testing.T) *evalEnv {
+	if os.Getenv("STRATA_EVAL") != "1" {
+		t.Skip("set STRATA_EVAL=1 to run the SciFact evaluation")
+	}
+	ctx := context.Background()
+	d := loadSciFact(t)
+	url := os.Getenv("STRATA_EVAL_DATABASE_URL")
+	var pool *pgxpool.Pool
+	if url == "" {
+		pool, url = dbtest.NewPool(t)
+	} else {
+		var err error
+		if pool, err = pgxpool.New(ctx, url); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(pool.Close)
+	}
+	ingesttest.Migrate(t, pool)
+	emb := loadUSELite(t)
+	var n int
+	_ = pool.QueryRow(ctx, `SELECT count(*) FROM strata.chunks c JOIN strata.layers l ON l.id = c.layer_id
+		WHERE l.name = $1`, evalLayer).Scan(&n)
+	if n == 0 {
+		dir := t.TempDir()
+		for id, text := range d.corpus {
+			if err := os.WriteFile(filepath.Join(dir, id+".txt"), []byte(text+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		began := time.Now()
+		ingesttest.Ingest(t, pool, jobs.Layer{Name: evalLayer, Root: dir, ChunkSize: 8000},
+			ingesttest.Options{Vectorizer: windowVectorizer{emb}, Timeout: 2 * time.Hour})
+		t.Logf("ingested and embedded %d abstracts in %s", len(d.corpus), time.Since(began).Round(time.Second))
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	env := &evalEnv{data: d, pool: pool, store: st, emb: emb, chunkDoc: map[int64]string{}}
+	layers, err := st.Layers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range layers {
+		if l.Name == evalLayer {
+			env.layer = l
+		}
+	}
+	rows, err := pool.Query(ctx, `SELECT c.id, d.path FROM strata.chunks c JOIN strata.documents d ON d.id = c.document_id
+		WHERE c.layer_id = $1`, env.layer.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		var p string
+		if err := rows.Scan(&id, &p); err != nil {
+			t.Fatal(err)
+		}
+		env.chunkDoc[id] = strings.TrimSuffix(p, ".txt")
+	}
+	rows.Close()
+	return env
+}
+
+// docs turns a chunk ranking into a document ranking (first occurrence).
+func (e *evalEnv) docs(ids []int64) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if d := e.chunkDoc[id]; d != "" && !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// ndcg10 is trec_eval's nDCG@10 with binary judgments; recall100 the share
+// of relevant documents in the first 100.
+func ndcg10(ranked []string, rel map[string]bool) float64 {
+	var dcg, idcg float64
+	for i := 0; i < 10 && i < len(ranked); i++ {
+		if rel[ranked[i]] {
+			dcg += 1 / math.Log2(float64(i+2))
+		}
+	}
+	for i := 0; i < 10 && i < len(rel); i++ {
+		idcg += 1 / math.Log2(float64(i+2))
+	}
+	if idcg == 0 {
+		return 0
+	}
+	return dcg / idcg
+}
+
+func recall100(ranked []string, rel map[string]bool) float64 {
+	n := 0
+	for i := 0; i < 100 && i < len(ranked); i++ {
+		if rel[ranked[i]] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(rel))
+}
+
+// channelRuns holds each query's channel rankings, computed once.
+type channelRuns struct {
+	lex     map[string][]store.LexHit
+	vec     map[string][]store.VecHit
+	tsrank  map[string][]store.LexHit
+	phrases map[string][]string
+	latency map[string][]time.Duration
+}
+
+const evalDepth = 100
+
+func (e *evalEnv) runChannels(t *testing.T, qrels map[string]map[string]bool) *channelRuns {
+	ctx := context.Background()
+	r := &channelRuns{lex: map[string][]store.LexHit{}, vec: map[string][]store.VecHit{},
+		tsrank: map[string][]store.LexHit{}, phrases: map[string][]string{}, latency: map[string][]time.Duration{}}
+	s := NewWithOptions(e.store, Options{Embedder: e.emb, KeywordSlots: 1})
+	ids := []int64{e.layer.ID}
+	for qid := range qrels {
+		q := e.data.queries[qid]
+		st := &state{s: s, req: Request{Query: q, TopK: evalDepth}}
+		params := st.modelParams(ctx)
+		t0 := time.Now()
+		lex, phrases, err := st.lexical(ctx, ids, evalDepth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.latency["bm25"] = append(r.latency["bm25"], time.Since(t0))
+		r.lex[qid], r.phrases[qid] = lex, phrases
+		qv, err := st.queryVector(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 = time.Now()
+		vec, err := e.store.SearchVectors(ctx, store.VectorQuery{Model: st.model, Dims: len(qv), Vector: qv,
+			LayerIDs: ids, Limit: evalDepth, EFSearch: params.EFSearch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.latency["vector"] = append(r.latency["vector"], time.Since(t0))
+		r.vec[qid] = vec
+		t0 = time.Now()
+		ts, err := e.store.SearchTSRank(ctx, q, ids, evalDepth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.latency["ts_rank_cd"] = append(r.latency["ts_rank_cd"], time.Since(t0))
+		r.tsrank[qid] = ts
+	}
+	return r
+}
+
+// runLexical runs only the lexical channel.
+func (e *evalEnv) runLexical(t *testing.T, qrels map[string]map[string]bool) *channelRuns {
+	ctx := context.Background()
+	r := &channelRuns{lex: map[string][]store.LexHit{}, phrases: map[string][]string{}, latency: map[string][]time.Duration{}}
+	s := NewWithOptions(e.store, Options{KeywordSlots: 1})
+	for qid := range qrels {
+		st := &state{s: s, req: Request{Query: e.data.queries[qid], TopK: evalDepth}}
+		t0 := time.Now()
+		lex, phrases, err := st.lexical(ctx, []int64{e.layer.ID}, evalDepth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.latency["bm25"] = append(r.latency["bm25"], time.Since(t0))
+		r.lex[qid], r.phrases[qid] = lex, phrases
+	}
+	return r
+}
+
+type scores struct{ ndcg, recall float64 }
+
+func (e *evalEnv) score(qrels map[string]map[string]bool, rank func(qid string) []int64) scores {
+	var s scores
+	for qid, rel := range qrels {
+		d := e.docs(rank(qid))
+		s.ndcg += ndcg10(d, rel)
+		s.recall += recall100(d, rel)
+	}
+	n := float64(len(qrels))
+	return scores{s.ndcg / n, s.recall / n}
+}
+
+func lexIDs(h []store.LexHit) []int64 {
+	out := make([]int64, len(h))
+	for i, x := range h {
+		out[i] = x.ChunkID
+	}
+	return out
+}
+
+func vecIDs(h []store.VecHit) []int64 {
+	out := make([]int64, len(h))
+	for i, x := range h {
+		out[i] = x.ChunkID
+	}
+	return out
+}
+
+// hybrid fuses one query's channel runs exactly as a search does, to depth.
+func (r *channelRuns) hybrid(qid string, p store.ModelParams, slots int) []int64 {
+	vec := aboveFloor(r.vec[qid], p.MinSimilarity)
+	cands := fuse(r.lex[qid], vec, r.phrases[qid], p)
+	top := applyKeywordSlots(cands, r.lex[qid], evalDepth, slots, true)
+	out := make([]int64, len(top))
+	for i, c := range top {
+		out[i] = c.id
+	}
+	return out
+}
+
+func percentile(ds []time.Duration, p float64) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s) == 0 {
+		return 0
+	}
+	return s[int(math.Min(float64(len(s)-1), math.Round(p*float64(len(s)-1))))]
+}
+
+// TestEvalSciFact prints the quality table on the test queries, with the
+// parameters stored for the model (or the defaults).
+func TestEvalSciFact(t *testing.T) {
+	e := setupEval(t)
+	ctx := context.Background()
+	st := &state{s: NewWithOptions(e.store, Options{Embedder: e.emb}), req: Request{}}
+	p := st.modelParams(ctx)
+	for _, split := range []struct {
+		name  string
+		qrels map[string]map[string]bool
+	}{{"train", e.data.train}, {"test", e.data.test}} {
+		r := e.runChannels(t, split.qrels)
+		rows := []struct {
+			name string
+			s    scores
+		}{
+			{"ts_rank_cd (OR of lexemes)", e.score(split.qrels, func(q string) []int64 { return lexIDs(r.tsrank[q]) })},
+			{"BM25 (k1 0.9, b 0.4)", e.score(split.qrels, func(q string) []int64 { return lexIDs(r.lex[q]) })},
+			{"vector (" + st.model + ", windows)", e.score(split.qrels, func(q string) []int64 { return vecIDs(r.vec[q]) })},
+			{fmt.Sprintf("hybrid (k %d, weights %.2f/%.2f, 1 slot)", p.RRFK, p.LexicalWeight, p.VectorWeight),
+				e.score(split.qrels, func(q string) []int64 { return r.hybrid(q, p, 1) })},
+			{"hybrid, equal weights, k 60", e.score(split.qrels, func(q string) []int64 {
+				return r.hybrid(q, store.ModelParams{RRFK: 60, LexicalWeight: 1, VectorWeight: 1}, 1)
+			})},
+		}
+		fmt.Printf("\nSciFact %s (%d queries)\n| run | nDCG@10 | R@100 |\n|---|---|---|\n", split.name, len(split.qrels))
+		for _, row := range rows {
+			fmt.Printf("| %s | %.3f | %.3f |\n", row.name, row.s.ndcg, row.s.recall)
+		}
+		for _, ch := range []string{"ts_rank_cd", "bm25", "vector"} {
+			fmt.Printf("%s channel latency (depth %d): p50 %s p95 %s\n", ch, evalDepth,
+				percentile(r.latency[ch], 0.5).Round(10*time.Microsecond), percentile(r.latency[ch], 0.95).Round(10*time.Microsecond))
+		}
+	}
+}
+
+// TestEvalTune measures, on the train queries only, the fusion parameters,
+// the similarity floor and the confidence marks for the model, and HNSW
+// ef_search against exact search; it prints them for the migration.
+func TestEvalTune(t *testing.T) {
+	e := setupEval(t)
+	r := e.runChannels(t, e.data.train)
+	qrels := e.data.train
+	fmt.Printf("\nfusion grid on train (%d queries): nDCG@10 / R@100\n", len(qrels))
+	lexOnly := e.score(qrels, func(q string) []int64 { return lexIDs(r.lex[q]) })
+	fmt.Printf("BM25 alone: %.4f / %.4f, lexical p50 %s p95 %s\n", lexOnly.ndcg, lexOnly.recall,
+		percentile(r.latency["bm25"], 0.5).Round(10*time.Microsecond), percentile(r.latency["bm25"], 0.95).Round(10*time.Microsecond))
+	{
+		// The same without candidate pruning, and with exact terms added
+		// to the score instead of ranked first.
+		saved := pruneMinChunks
+		pruneMinChunks = math.MaxInt64
+		unpruned := e.runLexical(t, qrels)
+		pruneMinChunks = saved
+		s := e.score(qrels, func(q string) []int64 { return lexIDs(unpruned.lex[q]) })
+		fmt.Printf("BM25 without pruning: %.4f / %.4f, p50 %s p95 %s\n", s.ndcg, s.recall,
+			percentile(unpruned.latency["bm25"], 0.5).Round(10*time.Microsecond), percentile(unpruned.latency["bm25"], 0.95).Round(10*time.Microsecond))
+		exactFirst = false
+		boosted := e.runLexical(t, qrels)
+		exactFirst = true
+		s = e.score(qrels, func(q string) []int64 { return lexIDs(boosted.lex[q]) })
+		fmt.Printf("BM25 with exact terms not ranked first: %.4f / %.4f\n", s.ndcg, s.recall)
+	}
+	type cfg struct {
+		k     int
+		wv    float64
+		floor float64
+	}
+	best, bestS := cfg{}, scores{}
+	for _, k := range []int{5, 10, 20, 40, 60} {
+		for _, wv := range []float64{0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 1} {
+			for _, floor := range []float64{0, 0.2, 0.3} {
+				p := store.ModelParams{RRFK: k, LexicalWeight: 1, VectorWeight: wv, MinSimilarity: floor}
+				s := e.score(qrels, func(q string) []int64 { return r.hybrid(q, p, 1) })
+				if s.ndcg > bestS.ndcg {
+					best, bestS = cfg{k, wv, floor}, s
+				}
+				if floor == 0 {
+					fmt.Printf("k %2d  vector weight %.2f: %.4f / %.4f\n", k, wv, s.ndcg, s.recall)
+				}
+			}
+		}
+	}
+	fmt.Printf("best on train: k %d, lexical 1, vector %.2f, floor %.2f: %.4f / %.4f\n", best.k, best.wv, best.floor, bestS.ndcg, bestS.recall)
+
+	// Confidence marks: the best similarity of each train query's results
+	// (covered questions), and of off-topic questions SciFact cannot answer.
+	ctx := context.Background()
+	var covered, hit1 []float64
+	for qid := range qrels {
+		vec := r.vec[qid]
+		if len(vec) == 0 {
+			continue
+		}
+		top := e.docs(r.hybrid(qid, store.ModelParams{RRFK: best.k, LexicalWeight: 1, VectorWeight: best.wv}, 1))
+		ok := 0.0
+		if len(top) > 0 && qrels[qid][top[0]] {
+			ok = 1
+		}
+		covered = append(covered, vec[0].Similarity)
+		hit1 = append(hit1, ok)
+	}
+	var offTopic []float64
+	for _, q := range offTopicQuestions {
+		v, err := e.emb.Embed(ctx, []string{q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hits, err := e.store.SearchVectors(ctx, store.VectorQuery{Model: e.emb.Model().Name, Dims: len(v[0]), Vector: v[0],
+			LayerIDs: []int64{e.layer.ID}, Limit: 10, EFSearch: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		offTopic = append(offTopic, hits[0].Similarity)
+	}
+	sort.Float64s(offTopic)
+	fmt.Printf("off-topic best similarity: min %.3f median %.3f max %.3f\n", offTopic[0], offTopic[len(offTopic)/2], offTopic[len(offTopic)-1])
+	cs := append([]float64(nil), covered...)
+	sort.Float64s(cs)
+	fmt.Printf("train best similarity: p10 %.3f median %.3f p90 %.3f\n", cs[len(cs)/10], cs[len(cs)/2], cs[len(cs)*9/10])
+	for _, mark := range []float64{0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7} {
+		n, okN := 0, 0.0
+		for i, s := range covered {
+			if s >= mark {
+				n++
+				okN += hit1[i]
+			}
+		}
+		off := 0
+		for _, s := range offTopic {
+			if s >= mark {
+				off++
+			}
+		}
+		prec := 0.0
+		if n > 0 {
+			prec = okN / float64(n)
+		}
+		fmt.Printf("mark %.2f: %3.0f%% of train queries reach it, top-1 relevant for %3.0f%% of them; %d of %d off-topic reach it\n",
+			mark, 100*float64(n)/float64(len(covered)), 100*prec, off, len(offTopic))
+	}
+
+	// ef_search: recall@10 of the HNSW scan against exact search.
+	var qids []string
+	for qid := range qrels {
+		qids = append(qids, qid)
+	}
+	sort.Strings(qids)
+	if len(qids) > 200 {
+		qids = qids[:200]
+	}
+	exact := map[string][]int64{}
+	vecs := map[string][]float32{}
+	for _, qid := range qids {
+		v, err := e.emb.Embed(ctx, []string{e.data.queries[qid]})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vecs[qid] = v[0]
+		hits, err := e.store.SearchVectors(ctx, store.VectorQuery{Model: e.emb.Model().Name, Dims: len(v[0]), Vector: v[0],
+			LayerIDs: []int64{e.layer.ID}, Limit: 10, Exact: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact[qid] = vecIDs(hits)
+	}
+	for _, ef := range []int{10, 20, 40, 64, 100, 200} {
+		var rec float64
+		var lat []time.Duration
+		for _, qid := range qids {
+			t0 := time.Now()
+			hits, err := e.store.SearchVectors(ctx, store.VectorQuery{Model: e.emb.Model().Name, Dims: len(vecs[qid]),
+				Vector: vecs[qid], LayerIDs: []int64{e.layer.ID}, Limit: 10, EFSearch: ef})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lat = append(lat, time.Since(t0))
+			got := map[int64]bool{}
+			for _, h := range hits {
+				got[h.ChunkID] = true
+			}
+			n := 0
+			for _, id := range exact[qid] {
+				if got[id] {
+					n++
+				}
+			}
+			rec += float64(n) / float64(max(1, len(exact[qid])))
+		}
+		fmt.Printf("ef_search %3d: recall@10 %.3f, p50 %s p95 %s\n", ef, rec/float64(len(qids)),
+			percentile(lat, 0.5).Round(10*time.Microsecond), percentile(lat, 0.95).Round(10*time.Microsecond))
+	}
+}
+
+// offTopicQuestions are questions a corpus of biomedical abstracts does not
+// answer: their best similarity shows what "not covered" looks like for the
+// model.
+var offTopicQuestions = []string{
+	"How many unused leave days can be carried over to next year?",
+	"What does reason code AC04 mean in a SEPA credit transfer?",
+	"Which HTTP header controls how long a response is cached?",
+	"How do I reset my password for the expense portal?",
+	"When is the salary paid each month?",
+	"What is the notice period for ending the service agreement?",
+	"How long should pasta be boiled?",
+	"Which train goes from Paris to Lyon in the morning?",
+	"What is the capital of Australia?",
+	"How do I configure a Kubernetes ingress controller?",
+	"Who won the football world cup in 1998?",
+	"What are the opening hours of the office on Fridays?",
+	"How do I file a travel expense claim?",
+	"What does PEP 8 say about line length?",
+	"How many vacation days do part-time employees get?",
+	"Which port does PostgreSQL listen on by default?",
+	"What is the penalty for late delivery under the contract?",
+	"How do I book a meeting room?",
+	"What is the VAT rate for books?",
+	"How is the bonus calculated for sales staff?",
+}

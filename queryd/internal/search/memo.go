@@ -1,0 +1,102 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// memo keeps what every search reads and only an ingest or a settings
+// change alters (the layers, which layers a model is complete for, the
+// model's parameters) for the current data version, so a search reads them
+// once per version instead of once per query.
+type memo struct {
+	mu  sync.Mutex
+	cur *memoVersion
+}
+
+type memoVersion struct {
+	version  string
+	mu       sync.Mutex
+	layers   []store.Layer
+	complete map[string][]int64
+	params   map[string]paramsEntry
+}
+
+type paramsEntry struct {
+	p  store.ModelParams
+	ok bool
+}
+
+// at returns the memo of the version, starting a new one when the version
+// changed.
+func (m *memo) at(version string) *memoVersion {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur == nil || m.cur.version != version {
+		m.cur = &memoVersion{version: version, complete: map[string][]int64{}, params: map[string]paramsEntry{}}
+	}
+	return m.cur
+}
+
+func (v *memoVersion) getLayers(ctx context.Context, st *store.Store) ([]store.Layer, error) {
+	if v == nil {
+		return st.Layers(ctx)
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.layers == nil {
+		ls, err := st.Layers(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if ls == nil {
+			ls = []store.Layer{}
+		}
+		v.layers = ls
+	}
+	return v.layers, nil
+}
+
+func (v *memoVersion) getComplete(ctx context.Context, st *store.Store, model string, ids []int64) ([]int64, error) {
+	if v == nil {
+		return st.CompleteLayers(ctx, model, ids)
+	}
+	key := fmt.Sprint(model, ids)
+	v.mu.Lock()
+	c, ok := v.complete[key]
+	v.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	c, err := st.CompleteLayers(ctx, model, ids)
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	v.complete[key] = c
+	v.mu.Unlock()
+	return c, nil
+}
+
+func (v *memoVersion) getParams(ctx context.Context, st *store.Store, model string) (store.ModelParams, bool, error) {
+	if v == nil {
+		return st.ModelParams(ctx, model)
+	}
+	v.mu.Lock()
+	e, ok := v.params[model]
+	v.mu.Unlock()
+	if ok {
+		return e.p, e.ok, nil
+	}
+	p, found, err := st.ModelParams(ctx, model)
+	if err != nil {
+		return p, false, err
+	}
+	v.mu.Lock()
+	v.params[model] = paramsEntry{p, found}
+	v.mu.Unlock()
+	return p, found, nil
+}
