@@ -80,6 +80,10 @@ type atom struct {
 	glue       bool // no chunk may end after this atom (it is or ends with a heading)
 	head       bool // the atom is (part of) a section's heading: all of it is glued
 	kind       atomKind
+	// from is where a paragraph atom's first line starts: its text is read
+	// with Sentences' rules from there, indentation included, as Sentences
+	// reads it in the whole text.
+	from int
 }
 
 // Chunk cuts the body of doc (from doc.BodyStart; front matter is never
@@ -270,8 +274,8 @@ func blockAtoms(text string, lay layout, bs, be int) []atom {
 		}
 		heading := lay.inHeading(ss, se)
 		for _, p := range paragraphs(text, ss, se) {
-			a := atom{start: p[0], end: p[1], rank: rank, kind: atomPara, head: heading}
-			a.glue = heading || endsWithHeading(text, p[0], p[1])
+			a := atom{start: p.start, end: p.end, from: p.from, rank: rank, kind: atomPara, head: heading}
+			a.glue = heading || endsWithHeading(text, p.from, p.end)
 			atoms = append(atoms, a)
 			rank = rankPara
 		}
@@ -283,36 +287,37 @@ func blockAtoms(text string, lay layout, bs, be int) []atom {
 	}
 }
 
-// paragraphs returns the blank-line separated paragraphs of text[s:e], each
-// from the start of its first line (indentation kept) to its last non-space
-// byte.
-func paragraphs(text string, s, e int) [][2]int {
-	var out [][2]int
-	ps := -1
-	lastEnd := -1
+// para is a paragraph: its span, from the indentation of its first line
+// to its last non-space byte, and where its first line starts.
+type para struct{ start, end, from int }
+
+// paragraphs returns the blank-line separated paragraphs of text[s:e].
+func paragraphs(text string, s, e int) []para {
+	var out []para
+	cur := para{start: -1}
 	pos := s
 	for pos < e {
 		l := lineAt(text, pos, e)
 		if l.blank() {
-			if ps >= 0 {
-				out = append(out, [2]int{ps, lastEnd})
-				ps = -1
+			if cur.start >= 0 {
+				out = append(out, cur)
+				cur.start = -1
 			}
 		} else {
-			if ps < 0 {
-				// Keep the indentation (spaces and tabs), not a form feed
-				// or other control space before it.
-				ps = l.start
-				for text[ps] != ' ' && text[ps] != '\t' && isSpaceByte(text[ps]) {
-					ps++
+			if cur.start < 0 {
+				// Keep the indentation: the spaces and tabs right before
+				// the text, not a form feed or other control space.
+				cur.start, cur.from = l.ts, l.start
+				for cur.start > l.start && (text[cur.start-1] == ' ' || text[cur.start-1] == '\t') {
+					cur.start--
 				}
 			}
-			lastEnd = l.te
+			cur.end = l.te
 		}
 		pos = l.next
 	}
-	if ps >= 0 {
-		out = append(out, [2]int{ps, lastEnd})
+	if cur.start >= 0 {
+		out = append(out, cur)
 	}
 	return out
 }
@@ -411,7 +416,7 @@ func splitGlued(text string, group *[]atom, k, l int) bool {
 			run = append(run, a)
 			continue
 		}
-		units := splitUnits(text, a.start, a.end)
+		units := splitUnits(text, a.from, a.end)
 		if len(units) <= 1 {
 			a.kind = atomSentence
 			run = append(run, a)
@@ -458,7 +463,7 @@ func firstOversized(group []atom, size int) (k, l int, ok bool) {
 func split(text string, a atom) []atom {
 	var pieces []atom
 	if a.kind == atomPara {
-		units := splitUnits(text, a.start, a.end)
+		units := splitUnits(text, a.from, a.end)
 		if len(units) > 1 {
 			for _, u := range units {
 				pieces = append(pieces, atom{start: u.start, end: u.end, rank: rankSentence, glue: a.head || u.kind == unitHeading, head: a.head, kind: atomSentence})

@@ -46,8 +46,8 @@ func applyEdit(text string, body int, sections func(string, int) []schema.Sectio
 func editTargets(text string, body int) [][2]int {
 	var out [][2]int
 	for _, p := range paragraphs(text, body, len(text)) {
-		if strings.Contains(text[p[0]:p[1]], "\n") || p[1]-p[0] > 120 {
-			out = append(out, p)
+		if strings.Contains(text[p.start:p.end], "\n") || p.end-p.start > 120 {
+			out = append(out, [2]int{p.start, p.end})
 		}
 	}
 	return out
