@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/config"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	searchpkg "github.com/stratakb/stratakb/queryd/internal/search"
@@ -25,6 +26,12 @@ type Config struct {
 	// db-start`.
 	DatabaseURL string
 	LogLevel    slog.Level // LOG_LEVEL
+	// Embed configures the query embedder (the EMBEDDING_* variables, the
+	// same as ingestd's: queries must be embedded by the model that made the
+	// vectors).
+	Embed embed.Config
+	// KeywordSlots is HYBRID_KEYWORD_SLOTS.
+	KeywordSlots int
 }
 
 // LoadConfig builds the configuration from the environment; errors name the
@@ -38,6 +45,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	if c.LogLevel, err = config.LogLevel(getenv); err != nil {
+		return c, err
+	}
+	if c.Embed, err = embed.ConfigFromEnv(getenv); err != nil {
+		return c, err
+	}
+	if c.KeywordSlots, err = searchpkg.KeywordSlotsFromEnv(getenv); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -139,7 +152,9 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	defer st.Close()
-	resp, err := searchpkg.New(st).Search(ctx, req)
+	q := newQueryEmbedder(cfg.Embed, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	defer q.close()
+	resp, err := searchpkg.NewWithOptions(st, q.options(cfg)).Search(ctx, req)
 	if qerr.KindOf(err) == qerr.Invalid {
 		return usagef("search: %v", err)
 	}

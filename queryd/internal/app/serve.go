@@ -41,7 +41,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		return fmt.Errorf("configuration: %w", err)
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	db := &lazyStore{url: cfg.DatabaseURL, log: log}
+	q := newQueryEmbedder(cfg.Embed, log)
+	defer q.close()
+	db := &lazyStore{url: cfg.DatabaseURL, log: log, opts: q.options(cfg)}
 	defer db.Close()
 	// Connect now, so that a wrong URL shows at start; the server comes up
 	// anyway (the prompt and /healthz need no database) and connects on the
@@ -49,7 +51,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if _, err := db.get(ctx); err != nil {
 		log.Warn("database not available yet; tools will answer unavailable until it is", slog.String("error", err.Error()))
 	}
-	srv, err := server.New(scfg, server.Deps{Searcher: db, DB: db, Logger: log})
+	srv, err := server.New(scfg, server.Deps{Searcher: db, DB: db, Model: q, Logger: log})
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
@@ -62,8 +64,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 // lazyStore opens the read-only store on first use and keeps it; until it
 // can, searches are unavailable rather than the whole server.
 type lazyStore struct {
-	url string
-	log *slog.Logger
+	url  string
+	log  *slog.Logger
+	opts searchpkg.Options
 
 	mu       sync.Mutex
 	st       *store.Store
@@ -80,7 +83,7 @@ func (l *lazyStore) get(ctx context.Context) (*searchpkg.Searcher, error) {
 	if err != nil {
 		return nil, qerr.Unavailablef(err, "the database is not reachable or not migrated")
 	}
-	l.st, l.searcher = st, searchpkg.New(st)
+	l.st, l.searcher = st, searchpkg.NewWithOptions(st, l.opts)
 	return l.searcher, nil
 }
 
