@@ -45,7 +45,11 @@ const DefaultSize = 800
 // Options controls chunking.
 type Options struct {
 	// Size is the most bytes of text in a chunk; 0 or less means
-	// DefaultSize. A chunk exceeds it only when a single word does.
+	// DefaultSize. A chunk exceeds it only when a single word does. It
+	// counts bytes of UTF-8, not characters, because every offset and ref
+	// does: a ref's width (End-Start) compares directly with a layer's
+	// chunk_size, and a chunk of non-ASCII text is never wider than the
+	// size that verification allows it. For English the two are the same.
 	Size int
 }
 

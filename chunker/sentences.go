@@ -12,9 +12,9 @@ type Span struct {
 	Start, End int
 	// Heading marks a heading (a Markdown "#" line, an underlined or
 	// over-and-underlined title, a short numbered clause heading such as
-	// "7 Termination"). Headings are returned so callers can see the
-	// structure, but they are not sentences: an extractive answer or a
-	// verification skips them.
+	// "7 Termination", a one-line title paragraph). Headings are returned
+	// so callers can see the structure, but they are not sentences: an
+	// extractive answer leaves them out.
 	Heading bool
 }
 
@@ -66,6 +66,11 @@ type unit struct {
 //     sentence when a capitalised word follows. A "." inside a number or
 //     name (7.2, 1.000,00, v1.2, example.com) is never an end mark, because
 //     no whitespace follows it.
+//
+// The rules read a line in its paragraph (is a sentence open, was the line
+// before blank), so start should be the start of a paragraph, or of the
+// text, for the spans to be those of the whole text; Touching and
+// SentenceAt widen their ranges to paragraphs for that reason.
 func Sentences(text string, start, end int) []Span {
 	start, end = clampRange(text, start, end)
 	units := splitUnits(text, start, end)
