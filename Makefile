@@ -19,11 +19,13 @@ build: ## build bin/ingestd and bin/queryd
 	$(GO) build -o bin/ingestd ./ingestd
 	$(GO) build -o bin/queryd ./queryd
 
-run: setup db-start build ## set up, start the local database, ingest DOCS, run a search (DOCS=fixtures/handbook)
+run: setup db-start build ## set up, start the local database, ingest DOCS, search, then serve queries (DOCS=fixtures/handbook)
 	./bin/ingestd add "$(DOCS)" --layer "$(LAYER)" --wait
 	./bin/queryd search "$(QUERY)" --layers "$(LAYER)" --top-k 3
 	@echo
-	@echo "Search again with: ./bin/queryd search \"your question\" --layers $(LAYER)"
+	@echo "Serving MCP at http://127.0.0.1:8377/mcp and the HTTP API on the same port (Ctrl-C stops)."
+	@echo "Search from another terminal: ./bin/queryd search \"your question\" --layers $(LAYER)"
+	./bin/queryd serve
 
 test: ## run all tests against a throwaway PostgreSQL cluster
 	@bash scripts/test.sh
