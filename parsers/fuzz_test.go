@@ -67,7 +67,7 @@ func FuzzPDF(f *testing.F) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			pages, err = goExtract(context.Background(), data)
+			pages, _, err = goExtract(context.Background(), data)
 		}()
 		select {
 		case <-done:

@@ -55,7 +55,7 @@ func parsePDF(ctx context.Context, path string, data []byte, opt Options) (*sche
 	src := &pdfSource{path: path, data: data}
 	defer src.cleanup()
 
-	pages, goErr := goExtract(ctx, data)
+	pages, title, goErr := goExtract(ctx, data)
 	if errors.Is(goErr, pdf.ErrInvalidPassword) {
 		return nil, nil, permanentf("parse pdf %s: encrypted, needs a password", name)
 	}
@@ -115,30 +115,33 @@ func parsePDF(ctx context.Context, path string, data []byte, opt Options) (*sche
 			}
 		}
 	}
-	return assemblePDF(pages, opt), pages, nil
+	doc := assemblePDF(pages, opt)
+	doc.Title = title
+	return doc, pages, nil
 }
 
 // goExtract reads every page's text layer with github.com/ledongthuc/pdf.
 // Pages whose text is unusable are left with an empty Method and a Why. A
 // panic inside the library fails that page, or the document when it happens
 // while opening.
-func goExtract(ctx context.Context, data []byte) (pages []pageResult, err error) {
+func goExtract(ctx context.Context, data []byte) (pages []pageResult, title string, err error) {
 	r, err := openGo(data)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	list, err := goPages(r)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	n := len(list)
 	if n == 0 {
-		return nil, errors.New("document has no pages")
+		return nil, "", errors.New("document has no pages")
 	}
+	title = goTitle(r)
 	pages = make([]pageResult, n)
 	for i := range pages {
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return nil, "", ctx.Err()
 		}
 		text, err := goPageText(list[i])
 		if err != nil {
@@ -152,7 +155,22 @@ func goExtract(ctx context.Context, data []byte) (pages []pageResult, err error)
 		}
 		pages[i] = pageResult{Text: cleanText(text), Method: methodGo, thin: q.Thin}
 	}
-	return pages, nil
+	return pages, title, nil
+}
+
+// goTitle returns the document information dictionary's /Title, if it is
+// usable text.
+func goTitle(r *pdf.Reader) (title string) {
+	defer func() {
+		if recover() != nil {
+			title = ""
+		}
+	}()
+	t := strings.TrimSpace(cleanText(r.Trailer().Key("Info").Key("Title").Text()))
+	if !judgeText(t).OK || len(t) > 300 {
+		return ""
+	}
+	return strings.Join(strings.Fields(t), " ")
 }
 
 func openGo(data []byte) (r *pdf.Reader, err error) {
