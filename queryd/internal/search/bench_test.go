@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/jobs"
@@ -26,6 +28,63 @@ type benchEnv struct {
 	emb     *bowEmbedder
 	queries []string
 	layer   string
+}
+
+// loadChunks stores one document and one chunk per text straight into the
+// tables, with the embedder's vectors, marks the model complete for the
+// layer and builds its HNSW index. meta, when set, gives each chunk's
+// metadata.
+func loadChunks(tb testing.TB, pool *pgxpool.Pool, layerID int64, emb *bowEmbedder, paths, texts []string, meta func(i int) map[string]string) {
+	ctx := context.Background()
+	for start := 0; start < len(paths); start += 2000 {
+		end := min(start+2000, len(paths))
+		metas := make([]map[string]string, end-start)
+		for i := range metas {
+			metas[i] = map[string]string{}
+			if meta != nil {
+				metas[i] = meta(start + i)
+			}
+		}
+		if _, err := pool.Exec(ctx, `
+			WITH docs AS (
+				INSERT INTO strata.documents (layer_id, path, status, body)
+				SELECT $1, p || '.txt', 'ok', t FROM unnest($2::text[], $3::text[]) AS x(p, t)
+				RETURNING id, layer_id, path, body),
+			m AS (SELECT p || '.txt' AS path, md FROM unnest($2::text[], $4::jsonb[]) AS y(p, md))
+			INSERT INTO strata.chunks (document_id, layer_id, ord, start_off, end_off, line_start, line_end, text,
+				content_hash, metadata)
+			SELECT id, layer_id, 0, 0, octet_length(body), 1, 3, body, sha256(convert_to(body, 'UTF8')), m.md
+			FROM docs JOIN m USING (path)`,
+			layerID, paths[start:end], texts[start:end], metas); err != nil {
+			tb.Fatal(err)
+		}
+		vecs, _ := emb.Embed(ctx, texts[start:end])
+		hashes := make([][]byte, len(vecs))
+		lits := make([]string, len(vecs))
+		for i, v := range vecs {
+			h := sha256.Sum256([]byte(texts[start+i]))
+			hashes[i] = h[:]
+			parts := make([]string, len(v))
+			for j, x := range v {
+				parts[j] = strconv.FormatFloat(float64(x), 'g', 6, 32)
+			}
+			lits[i] = "[" + strings.Join(parts, ",") + "]"
+		}
+		if _, err := pool.Exec(ctx, `INSERT INTO strata.embeddings (model, content_hash, window_no, dims, embedding)
+			SELECT $1, h, 0, $2, v::vector FROM unnest($3::bytea[], $4::text[]) AS x(h, v) ON CONFLICT DO NOTHING`,
+			emb.Model().Name, emb.size(), hashes, lits); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := jobs.RegisterModel(ctx, pool, layerID, emb.Model(), "test"); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE strata.layer_models SET complete = true, updated_at = now() WHERE layer_id = $1`, layerID); err != nil {
+		tb.Fatal(err)
+	}
+	if err := jobs.EnsureVectorIndex(ctx, pool, emb.Model()); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 func setupBench(b *testing.B) *benchEnv {
@@ -57,45 +116,7 @@ func setupBench(b *testing.B) *benchEnv {
 	for i, id := range ids {
 		texts[i] = d.corpus[id]
 	}
-	for start := 0; start < len(ids); start += 2000 {
-		end := min(start+2000, len(ids))
-		if _, err := pool.Exec(ctx, `
-			WITH docs AS (
-				INSERT INTO strata.documents (layer_id, path, status, body)
-				SELECT $1, p || '.txt', 'ok', t FROM unnest($2::text[], $3::text[]) AS x(p, t)
-				RETURNING id, layer_id, body)
-			INSERT INTO strata.chunks (document_id, layer_id, ord, start_off, end_off, line_start, line_end, text, content_hash)
-			SELECT id, layer_id, 0, 0, octet_length(body), 1, 3, body, sha256(convert_to(body, 'UTF8')) FROM docs`,
-			l.ID, ids[start:end], texts[start:end]); err != nil {
-			b.Fatal(err)
-		}
-		vecs, _ := emb.Embed(ctx, texts[start:end])
-		hashes := make([][]byte, len(vecs))
-		lits := make([]string, len(vecs))
-		for i, v := range vecs {
-			h := sha256.Sum256([]byte(texts[start+i]))
-			hashes[i] = h[:]
-			parts := make([]string, len(v))
-			for j, x := range v {
-				parts[j] = strconv.FormatFloat(float64(x), 'g', 6, 32)
-			}
-			lits[i] = "[" + strings.Join(parts, ",") + "]"
-		}
-		if _, err := pool.Exec(ctx, `INSERT INTO strata.embeddings (model, content_hash, window_no, dims, embedding)
-			SELECT $1, h, 0, $2, v::vector FROM unnest($3::bytea[], $4::text[]) AS x(h, v) ON CONFLICT DO NOTHING`,
-			emb.Model().Name, emb.size(), hashes, lits); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := jobs.RegisterModel(ctx, pool, l.ID, emb.Model(), "test"); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := pool.Exec(ctx, `UPDATE strata.layer_models SET complete = true, updated_at = now()`); err != nil {
-		b.Fatal(err)
-	}
-	if err := jobs.EnsureVectorIndex(ctx, pool, emb.Model()); err != nil {
-		b.Fatal(err)
-	}
+	loadChunks(b, pool, l.ID, emb, ids, texts, nil)
 	if _, err := pool.Exec(ctx, `ANALYZE`); err != nil {
 		b.Fatal(err)
 	}

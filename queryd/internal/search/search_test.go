@@ -3,11 +3,16 @@ package search
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/stratakb/stratakb/internal/dbtest"
+	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/jobs"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
+	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
 var contracts = map[string]string{
@@ -334,4 +339,88 @@ func TestSearch(t *testing.T) {
 			t.Errorf("an ingest of the layer must invalidate the cache: cached=%v %v", third.Explain.Cached, files(third))
 		}
 	})
+}
+
+// TestVectorFilterFillsTopK: when a metadata filter or a layer leaves only
+// a few chunks far from the query, the HNSW scan keeps going (iterative
+// scan) until it has found top_k of them, even at a small ef_search.
+func TestVectorFilterFillsTopK(t *testing.T) {
+	pool, url := dbtest.NewPool(t)
+	ingesttest.Migrate(t, pool)
+	ctx := context.Background()
+	emb := &bowEmbedder{dims: 256}
+	var ids []int64
+	for _, name := range []string{"many", "few"} {
+		l, err := jobs.UpsertLayer(ctx, pool, jobs.Layer{Name: name, Root: "/nonexistent", AnswerMode: "grounded", ChunkSize: 800})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, l.ID)
+	}
+	// Texts of eight words drawn from a vocabulary; the rare ones from
+	// another vocabulary, so they are far from the query.
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := func(prefix string, n int) string {
+		var w []string
+		for j := 0; j < n; j++ {
+			w = append(w, fmt.Sprintf("%s%d", prefix, rng.IntN(400)))
+		}
+		return strings.Join(w, " ")
+	}
+	var paths, texts []string
+	for i := 0; i < 1500; i++ {
+		paths = append(paths, fmt.Sprintf("near-%d", i))
+		texts = append(texts, words("w", 8))
+	}
+	for i := 0; i < 12; i++ {
+		paths = append(paths, fmt.Sprintf("far-%d", i))
+		texts = append(texts, words("x", 8))
+	}
+	loadChunks(t, pool, ids[0], emb, paths, texts, func(i int) map[string]string {
+		if i >= 1500 {
+			return map[string]string{"team": "rare"}
+		}
+		return map[string]string{"team": "common"}
+	})
+	var fewPaths, fewTexts []string
+	for i := 0; i < 12; i++ {
+		fewPaths = append(fewPaths, fmt.Sprintf("other-%d", i))
+		fewTexts = append(fewTexts, words("y", 8))
+	}
+	loadChunks(t, pool, ids[1], emb, fewPaths, fewTexts, nil)
+	// At this size the planner would rather scan everything exactly: make
+	// it take the HNSW index, as it does on large layers.
+	var db string
+	if err := pool.QueryRow(ctx, `SELECT current_database()`).Scan(&db); err != nil {
+		t.Fatal(err)
+	}
+	for _, set := range []string{"enable_seqscan", "enable_bitmapscan", "enable_sort"} {
+		if _, err := pool.Exec(ctx, `ALTER DATABASE "`+db+`" SET `+set+` = off`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	qv, _ := emb.Embed(ctx, []string{texts[0]})
+	for _, c := range []struct {
+		name   string
+		layers []int64
+		filter map[string]string
+	}{
+		{"metadata filter", ids[:1], map[string]string{"team": "rare"}},
+		{"layer", ids, nil},
+		{"layer", ids[1:], nil},
+	} {
+		hits, err := st.SearchVectors(ctx, store.VectorQuery{Model: emb.Model().Name, Dims: 256, Vector: qv[0],
+			LayerIDs: c.layers, Filter: c.filter, Limit: 10, EFSearch: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hits) != 10 {
+			t.Errorf("%s: want 10 hits, got %d", c.name, len(hits))
+		}
+	}
 }
