@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/zlib"
 	"context"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"image"
@@ -14,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stratakb/stratakb/schema"
 )
 
 var update = flag.Bool("update", false, "rewrite generated fixtures and golden files")
@@ -177,4 +180,81 @@ func write(t *testing.T, path string, data []byte) {
 	}
 }
 
-var _ = context.Background
+// buildTIFF writes an uncompressed 8-bit grey TIFF with one page per image,
+// at 100 dpi, in little-endian byte order.
+func buildTIFF(pages []*image.Gray) []byte {
+	var out bytes.Buffer
+	le := func(v any) { _ = binaryWrite(&out, v) }
+	out.WriteString("II*\x00")
+	le(uint32(8))
+	for i, img := range pages {
+		w, h := img.Bounds().Dx(), img.Bounds().Dy()
+		const nEntries = 11
+		ifdStart := out.Len()
+		ifdSize := 2 + nEntries*12 + 4
+		resOff := ifdStart + ifdSize
+		dataOff := resOff + 8
+		next := uint32(0)
+		if i+1 < len(pages) {
+			next = uint32(dataOff + w*h)
+		}
+		le(uint16(nEntries))
+		entry := func(tag, typ uint16, count, value uint32) { le(tag); le(typ); le(count); le(value) }
+		entry(256, 4, 1, uint32(w))
+		entry(257, 4, 1, uint32(h))
+		entry(258, 3, 1, 8)
+		entry(259, 3, 1, 1)
+		entry(262, 3, 1, 1)
+		entry(273, 4, 1, uint32(dataOff))
+		entry(277, 3, 1, 1)
+		entry(278, 4, 1, uint32(h))
+		entry(279, 4, 1, uint32(w*h))
+		entry(282, 5, 1, uint32(resOff))
+		entry(296, 3, 1, 2)
+		le(next)
+		le(uint32(100))
+		le(uint32(1))
+		for y := 0; y < h; y++ {
+			out.Write(img.Pix[y*img.Stride : y*img.Stride+w])
+		}
+	}
+	return out.Bytes()
+}
+
+func binaryWrite(w *bytes.Buffer, v any) error { return binary.Write(w, binary.LittleEndian, v) }
+
+// TestMultiPageTIFF OCRs a two-page TIFF built from scan.png and a blank page.
+func TestMultiPageTIFF(t *testing.T) {
+	f, err := os.Open("testdata/scan.png")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gray := image.NewGray(img.Bounds())
+	draw.Draw(gray, gray.Bounds(), img, img.Bounds().Min, draw.Src)
+	blank := image.NewGray(image.Rect(0, 0, 200, 200))
+	draw.Draw(blank, blank.Bounds(), image.White, image.Point{}, draw.Src)
+	data := buildTIFF([]*image.Gray{blank, gray})
+	if n, err := tiffPageCount(data); n != 2 || err != nil {
+		t.Fatalf("tiffPageCount = %d, %v", n, err)
+	}
+	doc, err := Parse(context.Background(), "two.tiff", data, testModTime, Options{Concurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSpans(t, doc)
+	if len(doc.Pages) != 2 || doc.Format != schema.FormatImage {
+		t.Fatalf("pages %+v", doc.Pages)
+	}
+	p2 := doc.Text[doc.Pages[1].Start:doc.Pages[1].End]
+	if !strings.Contains(p2, "INVOICE 4711") || doc.Pages[0].End != doc.Pages[0].Start {
+		t.Errorf("page texts %q", doc.Text)
+	}
+	if !strings.Contains(strings.Join(doc.Warnings, "\n"), "page 1: blank page") {
+		t.Errorf("warnings %q", doc.Warnings)
+	}
+}

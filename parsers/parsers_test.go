@@ -327,3 +327,24 @@ func TestSupported(t *testing.T) {
 		}
 	}
 }
+
+func TestJudgeText(t *testing.T) {
+	cases := []struct {
+		text string
+		ok   bool
+	}{
+		{"Service Agreement\n1.1 The Supplier hosts the service.", true},
+		{"", false},
+		{"   \n\t ", false},
+		{"A.3.4 Iterator ........................... 137\nA.3.5 Mediator ........................... 143", true}, // leader dots
+		{"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ !\"#$%&'()*+ !\"#$%&'", false},                                      // glyph indices
+		{"\x00\x12\x00\x4b\x00\x48\x00\x4f\x00\x4f\x00\x52 text", false},                                         // undecoded CID codes
+		{"Hello \uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD world", false},
+		{strings.Repeat("EvaluatingtheGOProgrammingLanguagewithDesignPatterns", 5), false}, // words run together
+	}
+	for _, c := range cases {
+		if got := judgeText(c.text); got.OK != c.ok {
+			t.Errorf("judgeText(%.40q) = %+v, want ok=%v", c.text, got, c.ok)
+		}
+	}
+}

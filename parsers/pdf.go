@@ -109,8 +109,9 @@ func parsePDF(ctx context.Context, path string, data []byte, opt Options) (*sche
 	}
 	for i := range pages {
 		if pages[i].Method == "" {
+			// Without OCR a scanned page cannot be told from a blank one.
 			pages[i].Method = methodBlank
-			if opt.NoOCR && pages[i].Why != "no text" {
+			if opt.NoOCR {
 				pages[i].Method = methodFailed
 			}
 		}

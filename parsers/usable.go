@@ -26,11 +26,12 @@ type textQuality struct {
 // judgeText decides whether extracted text is real text. Text is unusable
 // when it is empty; when more than 5 % of its characters are U+FFFD, control
 // characters or private-use code points (undecoded CID glyphs); when fewer
-// than 40 % of its non-space characters are letters or digits (glyph indices
-// rendered as punctuation); or when its words average over 25 characters
+// than 40 % of its non-space characters, not counting dots, dashes and
+// underscores (table-of-contents leaders), are letters or digits (glyph
+// indices rendered as punctuation); or when its words average over 25 characters
 // (text drawn glyph by glyph without spaces, run together).
 func judgeText(s string) textQuality {
-	var n, bad, alnum, words int
+	var n, bad, alnum, leaders, words int
 	inWord := false
 	for _, r := range s {
 		if r == ' ' || r == '\n' || r == '\t' || r == '\r' || r == '\f' || unicode.IsSpace(r) {
@@ -47,6 +48,8 @@ func judgeText(s string) textQuality {
 			bad++
 		case unicode.IsLetter(r), unicode.IsDigit(r):
 			alnum++
+		case r == '.' || r == '…' || r == '·' || r == '_' || r == '-':
+			leaders++
 		}
 	}
 	switch {
@@ -54,7 +57,7 @@ func judgeText(s string) textQuality {
 		return textQuality{Reason: "no text"}
 	case float64(bad) > maxBadRatio*float64(n):
 		return textQuality{Reason: "garbled: undecodable characters"}
-	case float64(alnum) < minAlnumRatio*float64(n):
+	case float64(alnum) < minAlnumRatio*float64(n-leaders):
 		return textQuality{Reason: "garbled: too few letters or digits"}
 	case n >= minRunTogether && n/words > maxMeanWordLen:
 		return textQuality{Reason: "words run together"}
