@@ -78,3 +78,43 @@ func TestEvalCorpora(t *testing.T) {
 	fmt.Fprintf(&b, "| **total** | %d | %d | %d | %d | %d | %d | | %.1f |\n", total[0], total[1], total[2], total[3], total[4], total[5], totalDur.Seconds())
 	t.Log("\n" + b.String())
 }
+
+// TestEvalTextCorpora parses the Markdown and reStructuredText corpora and
+// counts errors, front-matter dates, titles and warnings (STRATA_EVAL=1).
+func TestEvalTextCorpora(t *testing.T) {
+	if os.Getenv("STRATA_EVAL") != "1" {
+		t.Skip("set STRATA_EVAL=1 to measure the text corpora")
+	}
+	shared := testenv.SharedDir(t)
+	for _, c := range []struct{ dir, glob string }{{"go-blog-markdown", "*.md"}, {"python-peps", "*.rst"}} {
+		files, _ := filepath.Glob(filepath.Join(shared, "corpora", c.dir, c.glob))
+		var errs, fmDates, titles, warned, bytes int
+		start := time.Now()
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bytes += len(data)
+			doc, err := Parse(context.Background(), f, data, time.Now(), Options{})
+			if err != nil {
+				errs++
+				t.Logf("%s: %v", filepath.Base(f), err)
+				continue
+			}
+			if doc.DateSource == "front_matter" {
+				fmDates++
+			}
+			if doc.Title != "" {
+				titles++
+			}
+			if len(doc.Warnings) > 0 {
+				warned++
+				t.Logf("%s: %q", filepath.Base(f), doc.Warnings)
+			}
+		}
+		d := time.Since(start)
+		t.Logf("%s: %d files, %d errors, %d dates from the file's own header, %d titles, %d with warnings, %.0f files/s (%.0f MB/s)",
+			c.dir, len(files), errs, fmDates, titles, warned, float64(len(files))/d.Seconds(), float64(bytes)/1e6/d.Seconds())
+	}
+}

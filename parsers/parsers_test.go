@@ -348,3 +348,36 @@ func TestJudgeText(t *testing.T) {
 		}
 	}
 }
+
+func TestPDFGuards(t *testing.T) {
+	hello, err := os.ReadFile("testdata/hello.pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := preflight(hello); err != nil {
+		t.Errorf("preflight rejects a good PDF: %v", err)
+	}
+	// A CID font's /W glyph widths are not a cross-reference /W.
+	cid := append(append([]byte{}, hello...), "9 0 obj\n<< /Type /Font /Subtype /CIDFontType2 /W [1 100 500] >>\nendobj\n"...)
+	if err := preflight(cid); err != nil {
+		t.Errorf("preflight rejects CID widths: %v", err)
+	}
+	huge := []byte(strings.Replace(string(hello), "xref\n0 ", "xref\n0 0\n090000000 % a comment\n", 1))
+	if err := preflight(huge); err == nil {
+		t.Error("preflight accepts a subsection starting at object 90,000,000")
+	}
+	for stream, want := range map[string]bool{
+		"BT (Hello) Tj ET":           false,
+		"BT <48656c6c6f> Tj ET":      false,
+		"BT <48656c6c":               true,
+		"BT <48 65 6c\n":             true,
+		"BT <48zz (unterminated":     false, // the library aborts at a non-hex byte
+		"BT (a <b) Tj ET % <c\nET":   false,
+		"BT (a \\q <4142":            true, // an invalid escape ends the string early
+		"<< /A 1 >> BT <41> Tj <<42": false,
+	} {
+		if got := hexHangRisk([]byte(stream)); got != want {
+			t.Errorf("hexHangRisk(%q) = %v", stream, got)
+		}
+	}
+}

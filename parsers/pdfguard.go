@@ -219,11 +219,12 @@ func hexHangRisk(s []byte) bool {
 }
 
 var (
-	reSize  = regexp.MustCompile(`/Size\s+(\d+)`)
-	reIndex = regexp.MustCompile(`/Index\s*\[([^\]]*)\]`)
-	reW     = regexp.MustCompile(`/W\s*\[([^\]]*)\]`)
-	rePrev  = regexp.MustCompile(`/Prev\s+(\d+)`)
-	reStart = regexp.MustCompile(`startxref\s+(\d+)`)
+	reSize     = regexp.MustCompile(`/Size\s+(\d+)`)
+	reIndex    = regexp.MustCompile(`/Index\s*\[([^\]]*)\]`)
+	reW        = regexp.MustCompile(`/W\s*\[([^\]]*)\]`)
+	reXRefType = regexp.MustCompile(`/Type\s*/XRef`)
+	rePrev     = regexp.MustCompile(`/Prev\s+(\d+)`)
+	reStart    = regexp.MustCompile(`startxref\s+(\d+)`)
 )
 
 // preflight rejects files that would make the library allocate without
@@ -253,10 +254,20 @@ func preflight(data []byte) error {
 			}
 		}
 	}
-	for _, m := range reW.FindAllSubmatch(data, -1) {
-		for _, f := range bytes.Fields(m[1]) {
-			if num(f) > 16 {
-				return errors.New("cross-reference /W field too wide")
+	// /W of cross-reference streams only: CID fonts have /W arrays of glyph
+	// widths. The window is the XRef stream's dictionary, from its "obj" to
+	// its "stream" keyword.
+	for _, loc := range reXRefType.FindAllIndex(data, -1) {
+		from := max(0, bytes.LastIndex(data[:loc[0]], []byte("obj")))
+		to := len(data)
+		if j := bytes.Index(data[loc[1]:], []byte("stream")); j >= 0 {
+			to = loc[1] + j
+		}
+		for _, m := range reW.FindAllSubmatch(data[from:to], -1) {
+			for _, f := range bytes.Fields(m[1]) {
+				if num(f) > 16 {
+					return errors.New("cross-reference /W field too wide")
+				}
 			}
 		}
 	}
