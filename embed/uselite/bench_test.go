@@ -3,8 +3,12 @@ package uselite
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // benchSentences returns n short sentences (8–12 pieces each), all distinct.
@@ -44,10 +48,11 @@ func withBatch(m *Model, size int) *Model {
 func BenchmarkEmbedSentences(b *testing.B) {
 	m := testModel(b)
 	texts := benchSentences(256)
-	for _, bs := range []int{1, 8, 16, 32, 64, 128} {
+	for _, bs := range []int{1, 16, 32, 64, 128} {
 		b.Run(fmt.Sprintf("batch=%d", bs), func(b *testing.B) {
 			mb := withBatch(m, bs)
 			n := 0
+			cpu := cpuSeconds()
 			for b.Loop() {
 				if _, err := mb.Embed(context.Background(), texts); err != nil {
 					b.Fatal(err)
@@ -55,25 +60,84 @@ func BenchmarkEmbedSentences(b *testing.B) {
 				n += len(texts)
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "sentences/s")
+			b.ReportMetric(float64(n)/(cpuSeconds()-cpu), "sentences/cpu-s")
 		})
 	}
 }
 
-// BenchmarkEmbedPassages reports 128-piece passages per second.
+// BenchmarkEmbedPassages reports 128-piece passages per second at the
+// default batching (at most 16 such passages per call, see batchPieceBudget),
+// and the process's peak resident memory.
 func BenchmarkEmbedPassages(b *testing.B) {
 	m := testModel(b)
 	texts := benchPassages(m, 64)
-	for _, bs := range []int{1, 8, 16, 32, 64} {
-		b.Run(fmt.Sprintf("batch=%d", bs), func(b *testing.B) {
-			mb := withBatch(m, bs)
-			n := 0
-			for b.Loop() {
-				if _, err := mb.Embed(context.Background(), texts); err != nil {
-					b.Fatal(err)
-				}
-				n += len(texts)
-			}
-			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "passages/s")
-		})
+	n := 0
+	cpu := cpuSeconds()
+	for b.Loop() {
+		if _, err := m.Embed(context.Background(), texts); err != nil {
+			b.Fatal(err)
+		}
+		n += len(texts)
 	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "passages/s")
+	b.ReportMetric(float64(n)/(cpuSeconds()-cpu), "passages/cpu-s")
+	if rss := peakRSSMiB(); rss > 0 {
+		b.ReportMetric(rss, "peak-RSS-MiB")
+	}
+}
+
+// BenchmarkEmbedPassagesChunks reports chunks of about 1,000 characters per
+// second through EmbedPassages (several 64-piece windows each).
+func BenchmarkEmbedPassagesChunks(b *testing.B) {
+	m := testModel(b)
+	sents := benchSentences(64 * 24)
+	texts := make([]string, 64)
+	pieces := 0
+	for i := range texts {
+		var sb strings.Builder
+		for j := 0; sb.Len() < 1000; j++ {
+			sb.WriteString(sents[(i*24+j)%len(sents)])
+			sb.WriteByte(' ')
+		}
+		texts[i] = sb.String()
+		pieces += len(m.Tokenize(texts[i]))
+	}
+	n := 0
+	cpu := cpuSeconds()
+	for b.Loop() {
+		if _, err := m.EmbedPassages(context.Background(), texts); err != nil {
+			b.Fatal(err)
+		}
+		n += len(texts)
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "chunks/s")
+	b.ReportMetric(float64(n)/(cpuSeconds()-cpu), "chunks/cpu-s")
+	b.ReportMetric(float64(pieces)/float64(len(texts)), "pieces/chunk")
+}
+
+// cpuSeconds is the process's user+system CPU time. Items per CPU-second is
+// steadier than items per wall-second on a machine shared with other work.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// peakRSSMiB is the process's peak resident set size (Linux), or 0.
+func peakRSSMiB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			if err == nil {
+				return float64(kb) / 1024
+			}
+		}
+	}
+	return 0
 }

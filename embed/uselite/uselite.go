@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -38,9 +39,10 @@ const Dims = dims
 // pieces of a text are ignored by Embed.
 const MaxPieces = maxPieces
 
-// DefaultBatchSize is the number of texts per ONNX Runtime call when
-// Config.BatchSize is 0, chosen by measurement (docs/embeddings.md).
-const DefaultBatchSize = 32
+// DefaultBatchSize is the most texts per ONNX Runtime call when
+// Config.BatchSize is 0, chosen by measurement (docs/embeddings.md). Long
+// texts are batched fewer at a time (at most 2,048 padded pieces per call).
+const DefaultBatchSize = 64
 
 // Config says where the model and ONNX Runtime are and how to run them.
 type Config struct {
@@ -51,7 +53,7 @@ type Config struct {
 	// IntraOpThreads is ONNX Runtime's thread count per call; 0 means the
 	// number of CPUs.
 	IntraOpThreads int
-	// BatchSize is the number of texts per call; 0 means DefaultBatchSize.
+	// BatchSize is the most texts per call; 0 means DefaultBatchSize.
 	BatchSize int
 }
 
@@ -148,7 +150,6 @@ func Load(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("uselite: build graph: %w", err)
 	}
-	weights = nil
 	if err := initEnvironment(cfg.LibraryPath); err != nil {
 		return nil, err
 	}
@@ -175,6 +176,9 @@ func Load(cfg Config) (*Model, error) {
 	if batch == 0 {
 		batch = DefaultBatchSize
 	}
+	// The weights and the encoded graph (about 90 MB) are garbage now that
+	// ONNX Runtime holds its own copy: hand the memory back to the system.
+	debug.FreeOSMemory()
 	return &Model{tok: tok, batchSize: batch, session: session}, nil
 }
 
@@ -217,8 +221,15 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	return m.embedIDs(ctx, seqs)
 }
 
+// batchPieceBudget caps the padded pieces (texts × longest text) of one ONNX
+// Runtime call. Long input gains nothing per CPU second from batches larger
+// than this (docs/embeddings.md), and each extra row of 128 pieces costs
+// several MiB of ONNX Runtime arena that stays allocated.
+const batchPieceBudget = 16 * maxPieces
+
 // embedIDs embeds piece sequences of at most maxPieces each. Sequences are
-// batched by length so that little padding is computed.
+// sorted by length and cut into batches of at most m.batchSize sequences and
+// batchPieceBudget padded pieces, so little padding is computed.
 func (m *Model) embedIDs(ctx context.Context, seqs [][]int) ([][]float32, error) {
 	out := make([][]float32, len(seqs))
 	order := make([]int, len(seqs))
@@ -226,11 +237,14 @@ func (m *Model) embedIDs(ctx context.Context, seqs [][]int) ([][]float32, error)
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return len(seqs[a]) - len(seqs[b]) })
-	for start := 0; start < len(order); start += m.batchSize {
+	for start := 0; start < len(order); {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("uselite: embed: %w", err)
 		}
-		end := min(start+m.batchSize, len(order))
+		end := start + 1
+		for end < len(order) && end-start < m.batchSize && (end-start+1)*len(seqs[order[end]]) <= batchPieceBudget {
+			end++
+		}
 		batch := make([][]int, 0, end-start)
 		for _, i := range order[start:end] {
 			batch = append(batch, seqs[i])
@@ -242,6 +256,7 @@ func (m *Model) embedIDs(ctx context.Context, seqs [][]int) ([][]float32, error)
 		for k, i := range order[start:end] {
 			out[i] = vecs[k]
 		}
+		start = end
 	}
 	return out, nil
 }
