@@ -21,9 +21,9 @@ const (
 
 const (
 	// maxPieces is where the model clips its input: later pieces are ignored.
-	maxPieces = 128
+	maxPieces = MaxPieces
 	// dims is the width of the output vectors.
-	dims = 512
+	dims = Dims
 	// layerNormEpsilon is the variance epsilon of every layer norm.
 	layerNormEpsilon = 1e-6
 	// heads is the number of attention heads in both layers.

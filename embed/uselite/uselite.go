@@ -29,15 +29,16 @@ import (
 
 // ModelName is the stable name stored with every vector this package makes.
 // Change it whenever a change here alters the vectors (weights, tokenizer,
-// clipping), so stored vectors are re-embedded.
+// clipping, the passage windows of EmbedPassages), so stored vectors are
+// re-embedded.
 const ModelName = "use-lite-512@1"
 
 // Dims is the length of every vector.
-const Dims = dims
+const Dims = 512
 
 // MaxPieces is the number of sentencepiece pieces the model reads; later
 // pieces of a text are ignored by Embed.
-const MaxPieces = maxPieces
+const MaxPieces = 128
 
 // DefaultBatchSize is the most texts per ONNX Runtime call when
 // Config.BatchSize is 0, chosen by measurement (docs/embeddings.md). Long
