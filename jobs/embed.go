@@ -26,15 +26,26 @@ type Vectorizer interface {
 	EmbedChunks(ctx context.Context, texts []string) ([][][]float32, error)
 }
 
-// SingleVector represents each chunk by one vector of e.
+// SingleVector represents each chunk by one vector of e. When e can embed
+// whole passages (a model that reads only a prefix of a long text and
+// offers EmbedPassages), chunks go through that; queries use Embed.
 func SingleVector(e embed.Embedder) Vectorizer { return singleVector{e} }
 
 type singleVector struct{ e embed.Embedder }
 
+// passageEmbedder is a model that represents a whole long text by one vector.
+type passageEmbedder interface {
+	EmbedPassages(ctx context.Context, texts []string) ([][]float32, error)
+}
+
 func (s singleVector) Model() embed.ModelInfo { return s.e.Model() }
 
 func (s singleVector) EmbedChunks(ctx context.Context, texts []string) ([][][]float32, error) {
-	vs, err := s.e.Embed(ctx, texts)
+	embedFn := s.e.Embed
+	if p, ok := s.e.(passageEmbedder); ok {
+		embedFn = p.EmbedPassages
+	}
+	vs, err := embedFn(ctx, texts)
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@
 package embedding
 
 import (
+	"context"
 	"log/slog"
 
 	"github.com/stratakb/stratakb/embed"
@@ -11,14 +12,33 @@ import (
 )
 
 // Load builds the embedder the configuration names. For the local provider
-// it loads the model (a missing file gives one clear error naming it).
+// it loads the model (a missing file gives one clear error naming it); the
+// result then also has EmbedPassages, which represents a chunk longer than
+// the model reads by the mean of its windows (docs/embeddings.md).
 func Load(cfg embed.Config, logger *slog.Logger) (embed.Embedder, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	return embed.New(cfg, logger, func(c embed.Config) (embed.Embedder, error) {
 		m, err := uselite.Load(uselite.Config{ModelDir: c.ModelDir, LibraryPath: c.LibraryPath,
 			IntraOpThreads: c.IntraOpThreads, BatchSize: c.BatchSize})
 		if err != nil {
 			return nil, err
 		}
-		return embed.Adapt(m), nil
+		return local{Embedder: embed.Adapt(m), m: m}, nil
 	})
 }
+
+// local is the local model: Embed for queries, EmbedPassages for chunks.
+type local struct {
+	embed.Embedder
+	m *uselite.Model
+}
+
+// EmbedPassages embeds whole passages, one vector each.
+func (l local) EmbedPassages(ctx context.Context, texts []string) ([][]float32, error) {
+	return l.m.EmbedPassages(ctx, texts)
+}
+
+// Close releases the model's ONNX Runtime session.
+func (l local) Close() error { return l.m.Close() }
