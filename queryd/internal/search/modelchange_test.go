@@ -1,0 +1,129 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/parsers"
+)
+
+// slowEmbedder delays every call, so that a re-embedding takes long enough
+// for searches to run while it goes on.
+type slowEmbedder struct {
+	*bowEmbedder
+	delay time.Duration
+}
+
+func (s slowEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	select {
+	case <-time.After(s.delay):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.bowEmbedder.Embed(ctx, texts)
+}
+
+// TestModelChangeReembedsInTheBackground changes the configured model: the
+// new model's vectors are made in the background while searches keep
+// answering with the old model's vectors, a searcher already on the new
+// model answers from full text until the layer is complete (never comparing
+// a query of one model with vectors of another), and then uses the new
+// vectors.
+func TestModelChangeReembedsInTheBackground(t *testing.T) {
+	f := newFixture(t)
+	files := map[string]string{}
+	for i := range 24 {
+		files[fmt.Sprintf("unit-%02d.md", i)] = fmt.Sprintf("# Pump station %d\n\nThe pump station %d is inspected "+
+			"every spring; valves and seals are replaced when worn.\n", i, i)
+	}
+	f.ingest(t, jobs.Layer{Name: "plant"}, files) // vectors of model A (bag of words, 64 dims)
+	oldModel := f.emb.Model().Name
+	oldSearcher := f.searcher(t)
+
+	newEmb := &bowEmbedder{dims: 32}
+	newModel := newEmb.Model().Name
+	newSearcher := f.searcher(t, func(o *Options) { o.Embedder = newEmb })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	client, err := jobs.NewClient(f.pool, jobs.ClientConfig{Workers: 1, EmbedBatch: 2,
+		Vectorizer: jobs.SingleVector(slowEmbedder{newEmb, 40 * time.Millisecond}),
+		Pipeline:   jobs.StandardPipeline(parsers.Options{NoOCR: true})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer client.Stop(context.Background()) //nolint:errcheck
+	if n, err := jobs.EnqueuePending(ctx, f.pool, client, newModel); err != nil || n != 1 {
+		t.Fatalf("EnqueuePending: %d layers, %v; want 1", n, err)
+	}
+
+	layer, err := jobs.GetLayer(ctx, f.pool, "plant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Query: "pump station valves seals", Layers: []string{"plant"}, TopK: 3}
+	during := 0
+	for {
+		pending, err := jobs.PendingVectors(ctx, f.pool, newModel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pending[layer.ID] == 0 {
+			break
+		}
+		// The old model's vectors keep serving.
+		resp := mustSearch(t, oldSearcher, req)
+		if resp.Degraded || len(resp.Results) == 0 || resp.Results[0].Similarity <= 0 {
+			t.Fatalf("during re-embedding, the old model's search degraded (%q) or lost its similarity: %+v", resp.DegradedReason, resp.Results)
+		}
+		// The new model is not complete: its searcher must not use vectors.
+		resp = mustSearch(t, newSearcher, req)
+		if !resp.Degraded || len(resp.Results) == 0 {
+			t.Fatalf("during re-embedding, a search with the incomplete model %s was not degraded or empty: %+v", newModel, resp)
+		}
+		for _, r := range resp.Results {
+			if r.Similarity != 0 {
+				t.Fatalf("a search with %s compared against vectors before the layer was complete: %+v", newModel, r)
+			}
+		}
+		during++
+		if ctx.Err() != nil {
+			t.Fatal("re-embedding did not finish in time")
+		}
+	}
+	if during < 2 {
+		t.Fatalf("only %d rounds of searches ran while re-embedding; the test did not observe the transition", during)
+	}
+	// The layer is complete for the new model once the job marks it.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var complete bool
+		if err := f.pool.QueryRow(ctx, `SELECT complete FROM strata.layer_models WHERE model = $1`, newModel).Scan(&complete); err == nil && complete {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("layer never marked complete for %s", newModel)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var a, b int
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE model = $1), count(*) FILTER (WHERE model = $2)
+		FROM strata.embeddings`, oldModel, newModel).Scan(&a, &b); err != nil {
+		t.Fatal(err)
+	}
+	if a == 0 || a != b {
+		t.Errorf("vectors: %d of %s and %d of %s; want both models complete side by side", a, oldModel, b, newModel)
+	}
+	// A fresh searcher on the new model (the cache keys on model state) now
+	// uses its vectors.
+	resp := mustSearch(t, f.searcher(t, func(o *Options) { o.Embedder = newEmb }), req)
+	if resp.Degraded || len(resp.Results) == 0 || resp.Results[0].Similarity <= 0 {
+		t.Errorf("after re-embedding, search with %s: degraded %v (%q), results %+v", newModel, resp.Degraded, resp.DegradedReason, resp.Results)
+	}
+}
