@@ -25,6 +25,9 @@ import (
 // calling thread alone.
 var setOMPEnv sync.Once
 
+// ocrSlots bounds concurrent OCR calls across all Parse calls.
+var ocrSlots = make(chan struct{}, runtime.NumCPU())
+
 // ompSingleThread is false only in the test that measures its effect.
 var ompSingleThread = true
 
@@ -76,6 +79,10 @@ func ocrImage(lang string, img []byte, trusted bool) (res ocrResult, err error) 
 			_ = os.Setenv("OMP_THREAD_LIMIT", "1")
 		}
 	})
+	// At most one tesseract per CPU in the whole process, however many
+	// documents are parsed at once.
+	ocrSlots <- struct{}{}
+	defer func() { <-ocrSlots }()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if ompSingleThread {

@@ -133,7 +133,11 @@ func Parse(ctx context.Context, path string, data []byte, modTime time.Time, opt
 		return parseText(data, modTime, true)
 	case kindPDF:
 		doc, _, err := parsePDF(ctx, path, data, opt)
-		return doc, err
+		if err != nil {
+			return nil, err
+		}
+		doc.Date, doc.DateSource = fileDate(modTime)
+		return doc, nil
 	case kindImage:
 		return parseImage(ctx, path, data, modTime, opt)
 	}
