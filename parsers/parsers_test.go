@@ -381,3 +381,16 @@ func TestPDFGuards(t *testing.T) {
 		}
 	}
 }
+
+// TestGoReaderBudget: when the Go reader takes too long, poppler reads the
+// document instead of the job waiting forever.
+func TestGoReaderBudget(t *testing.T) {
+	old := goReaderBudget
+	goReaderBudget = time.Millisecond
+	testHookGoExtract = func() { time.Sleep(200 * time.Millisecond) }
+	defer func() { goReaderBudget, testHookGoExtract = old, nil }()
+	doc := mustParse(t, "testdata/hello.pdf", Options{NoOCR: true})
+	if !strings.Contains(doc.Text, "7.2 Either party") || !strings.Contains(strings.Join(doc.Warnings, "\n"), "timed out") {
+		t.Errorf("text %q warnings %q", doc.Text, doc.Warnings)
+	}
+}

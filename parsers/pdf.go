@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ledongthuc/pdf"
 
@@ -55,7 +56,7 @@ func parsePDF(ctx context.Context, path string, data []byte, opt Options) (*sche
 	src := &pdfSource{path: path, data: data}
 	defer src.cleanup()
 
-	pages, title, goErr := goExtract(ctx, data)
+	pages, title, goErr := goExtractBounded(ctx, data)
 	if errors.Is(goErr, pdf.ErrInvalidPassword) {
 		return nil, nil, permanentf("parse pdf %s: encrypted, needs a password", name)
 	}
@@ -119,6 +120,44 @@ func parsePDF(ctx context.Context, path string, data []byte, opt Options) (*sche
 	doc := assemblePDF(pages, opt)
 	doc.Title = title
 	return doc, pages, nil
+}
+
+// goReaderBudget bounds the time the Go reader may take on one document. The
+// guards in pdfguard.go stop the loops known in github.com/ledongthuc/pdf;
+// should another one show up, the document goes to poppler after this long
+// instead of holding its job forever. (The stuck goroutine cannot be stopped
+// and keeps running until the process exits.)
+var goReaderBudget = 2 * time.Minute
+
+// testHookGoExtract, when set by a test, runs before the Go reader starts.
+var testHookGoExtract func()
+
+type goExtractResult struct {
+	pages []pageResult
+	title string
+	err   error
+}
+
+// goExtractBounded runs goExtract under goReaderBudget and ctx.
+func goExtractBounded(ctx context.Context, data []byte) ([]pageResult, string, error) {
+	done := make(chan goExtractResult, 1)
+	go func() {
+		if testHookGoExtract != nil {
+			testHookGoExtract()
+		}
+		pages, title, err := goExtract(ctx, data)
+		done <- goExtractResult{pages, title, err}
+	}()
+	timer := time.NewTimer(goReaderBudget)
+	defer timer.Stop()
+	select {
+	case r := <-done:
+		return r.pages, r.title, r.err
+	case <-ctx.Done():
+		return nil, "", ctx.Err()
+	case <-timer.C:
+		return nil, "", fmt.Errorf("timed out after %v", goReaderBudget)
+	}
 }
 
 // goExtract reads every page's text layer with github.com/ledongthuc/pdf.
