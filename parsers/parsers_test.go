@@ -307,6 +307,10 @@ func TestLimitsAndCancel(t *testing.T) {
 	if !errors.Is(err, ErrPermanent) || !strings.Contains(err.Error(), "unsupported") {
 		t.Errorf("unsupported: %v", err)
 	}
+	_, err = Parse(context.Background(), "notes.txt", []byte("\xff\xfeH\x00i\x00"), testModTime, Options{})
+	if !errors.Is(err, ErrPermanent) || !strings.Contains(err.Error(), "UTF-16") {
+		t.Errorf("UTF-16: %v", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	data, _ := os.ReadFile("testdata/scan.pdf")

@@ -13,6 +13,9 @@ import (
 // checkText rejects bytes that are not a text file: a NUL byte (binary
 // content) or invalid UTF-8. The message names the first offending byte.
 func checkText(data []byte) error {
+	if bytes.HasPrefix(data, []byte{0xFF, 0xFE}) || bytes.HasPrefix(data, []byte{0xFE, 0xFF}) {
+		return permanentf("UTF-16 text (byte order mark at the start); convert the file to UTF-8")
+	}
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		return permanentf("binary content: NUL byte at offset %d (line %d); not a text file", i, bytes.Count(data[:i], []byte("\n"))+1)
 	}
