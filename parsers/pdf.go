@@ -141,9 +141,10 @@ type goExtractResult struct {
 // goExtractBounded runs goExtract under goReaderBudget and ctx.
 func goExtractBounded(ctx context.Context, data []byte) ([]pageResult, string, error) {
 	done := make(chan goExtractResult, 1)
+	hook := testHookGoExtract
 	go func() {
-		if testHookGoExtract != nil {
-			testHookGoExtract()
+		if hook != nil {
+			hook()
 		}
 		pages, title, err := goExtract(ctx, data)
 		done <- goExtractResult{pages, title, err}
