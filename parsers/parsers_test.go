@@ -345,6 +345,12 @@ func TestJudgeText(t *testing.T) {
 		{"\x00\x12\x00\x4b\x00\x48\x00\x4f\x00\x4f\x00\x52 text", false},                                         // undecoded CID codes
 		{"Hello \uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD world", false},
 		{strings.Repeat("EvaluatingtheGOProgrammingLanguagewithDesignPatterns", 5), false}, // words run together
+		// A table whose cells and lines the reader joined into one line.
+		{strings.Repeat("DHP define hierarchical progression marker DHT define Huffman tables marker ", 20), false},
+		// The same words as ordinary lines of a page.
+		{strings.Repeat("DHP define hierarchical progression marker\nDHT define Huffman tables marker\n", 20), true},
+		// Long paragraphs, one per line, are still lines.
+		{strings.Repeat(strings.Repeat("The supplier hosts the service and keeps it available. ", 8)+"\n", 5), true},
 	}
 	for _, c := range cases {
 		if got := judgeText(c.text); got.OK != c.ok {

@@ -13,6 +13,8 @@ const (
 	minAlnumRatio    = 0.40 // letters and digits among non-space characters
 	maxMeanWordLen   = 25   // non-space characters per whitespace-separated word
 	minRunTogether   = 200  // the word-length test needs this much text
+	maxMeanLineLen   = 600  // characters per line: longer means lines were joined
+	minJoinedLines   = 1200 // the line-length test needs this much text
 	thinTextMaxRunes = 16   // a text layer this thin may hide a scanned page
 )
 
@@ -28,12 +30,18 @@ type textQuality struct {
 // characters or private-use code points (undecoded CID glyphs); when fewer
 // than 40 % of its non-space characters, not counting dots, dashes and
 // underscores (table-of-contents leaders), are letters or digits (glyph
-// indices rendered as punctuation); or when its words average over 25 characters
-// (text drawn glyph by glyph without spaces, run together).
+// indices rendered as punctuation); when its words average over 25 characters
+// (text drawn glyph by glyph without spaces, run together); or when a page of
+// 1,200 or more characters has lines averaging over 600 characters (the
+// reader joined the page's lines, so headings and clause numbers no longer
+// start a line and the structure map cannot see them).
 func judgeText(s string) textQuality {
-	var n, bad, alnum, leaders, words int
+	var n, bad, alnum, leaders, words, lines int
 	inWord := false
 	for _, r := range s {
+		if r == '\n' {
+			lines++
+		}
 		if r == ' ' || r == '\n' || r == '\t' || r == '\r' || r == '\f' || unicode.IsSpace(r) {
 			inWord = false
 			continue
@@ -61,6 +69,8 @@ func judgeText(s string) textQuality {
 		return textQuality{Reason: "garbled: too few letters or digits"}
 	case n >= minRunTogether && n/words > maxMeanWordLen:
 		return textQuality{Reason: "words run together"}
+	case n >= minJoinedLines && n/(lines+1) > maxMeanLineLen:
+		return textQuality{Reason: "lines run together"}
 	}
 	return textQuality{OK: true, Thin: n <= thinTextMaxRunes}
 }
