@@ -2,6 +2,7 @@ package jobs_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -69,4 +70,49 @@ func BenchmarkReingestUnchanged(b *testing.B) {
 	b.ReportMetric(samples[len(samples)/2], "median_s/reingest")
 	b.ReportMetric(float64(files), "files")
 	b.ReportMetric(float64(files)*float64(b.N)/b.Elapsed().Seconds(), "files/s")
+}
+
+// BenchmarkMarkdownPipeline measures parse + structure + chunk over the Go
+// blog corpus (Markdown with front matter), in memory: MB/s of source.
+func BenchmarkMarkdownPipeline(b *testing.B) {
+	dir := filepath.Join(testenv.SharedDir(b), "corpora", "go-blog-markdown")
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	type file struct {
+		path string
+		data []byte
+	}
+	var files []file
+	total := 0
+	for _, e := range entries {
+		if filepath.Ext(e.Name()) != ".md" {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		files = append(files, file{p, data})
+		total += len(data)
+	}
+	p := jobs.StandardPipeline(parsers.Options{NoOCR: true})
+	ctx := context.Background()
+	chunks := 0
+	b.SetBytes(int64(total))
+	b.ResetTimer()
+	for b.Loop() {
+		chunks = 0
+		for _, f := range files {
+			doc, err := p.Parse(ctx, f.path, f.data, time.Time{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			chunks += len(p.Chunk(doc, p.Structure(doc), 800))
+		}
+	}
+	b.ReportMetric(float64(len(files)), "files")
+	b.ReportMetric(float64(chunks), "chunks")
 }

@@ -261,3 +261,41 @@ func TestBadFixtures(t *testing.T) {
 		t.Errorf("%d of the 3 good or recoverable files stored (%v)", bodies, err)
 	}
 }
+
+// TestVectorsPendingWhileTheModelIsMissing ingests with a model that cannot
+// load: documents and chunks are stored, status says the vectors are
+// pending, and a later run with the model fills them in without parsing the
+// files again.
+func TestVectorsPendingWhileTheModelIsMissing(t *testing.T) {
+	testenv.Require(t, filepath.Join(testenv.VarDir(t), "models", "use-lite", "model.json"), "the local model (make setup)")
+	c := newCLI(t)
+	dir := filepath.Join(testenv.RepoRoot(t), "fixtures", "handbook")
+	code, out, errOut := c.runEnv(map[string]string{"STRATA_MODEL_DIR": filepath.Join(t.TempDir(), "no-model")},
+		"add", dir, "--layer", "handbook", "--wait")
+	if code != 0 {
+		t.Fatalf("add without a model exited %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "embedding model unavailable") {
+		t.Errorf("no warning that the model is unavailable:\n%s", errOut)
+	}
+	code, out, _ = c.run("status")
+	if code != 0 || !strings.Contains(out, "all pending: no model has run") {
+		t.Errorf("status (exit %d) does not say the vectors are pending:\n%s", code, out)
+	}
+	var chunks int
+	if err := c.pool().QueryRow(context.Background(), `SELECT count(*) FROM strata.chunks`).Scan(&chunks); err != nil || chunks == 0 {
+		t.Fatalf("no chunks stored without the model (%v)", err)
+	}
+
+	code, out, errOut = c.run("ingest", "--layer", "handbook", "--wait")
+	if code != 0 {
+		t.Fatalf("ingest with the model exited %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "nothing changed") || !strings.Contains(out, "every chunk has a vector of use-lite-512@1") {
+		t.Errorf("the second run re-parsed files or did not fill the vectors:\n%s", out)
+	}
+	code, out, _ = c.run("status")
+	if code != 0 || !strings.Contains(out, "use-lite-512@1 0 pending") {
+		t.Errorf("status after the model came back:\n%s", out)
+	}
+}
