@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -417,15 +418,47 @@ func TestEvalSciFact(t *testing.T) {
 // ef_search against exact search; it prints them for the migration.
 func TestEvalTune(t *testing.T) {
 	e := setupEval(t)
-	r := e.runChannels(t, e.data.train)
 	qrels := e.data.train
+	if os.Getenv("STRATA_EVAL_EF") == "1" {
+		e.efSweep(t, qrels)
+		return
+	}
+	if v := os.Getenv("STRATA_EVAL_PRUNE"); v != "" {
+		// Compare candidate pruning: STRATA_EVAL_PRUNE=0.05 prunes lexemes
+		// in more than 5% of the chunks.
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saved := pruneFraction
+		pruneFraction = f
+		defer func() { pruneFraction = saved }()
+		run := e.runLexical(t, qrels)
+		s := e.score(qrels, func(q string) []int64 { return lexIDs(run.lex[q]) })
+		fmt.Printf("BM25 pruning lexemes in more than %.0f%% of chunks: %.4f / %.4f, p50 %s p95 %s\n", 100*f, s.ndcg, s.recall,
+			percentile(run.latency["bm25"], 0.5).Round(10*time.Microsecond), percentile(run.latency["bm25"], 0.95).Round(10*time.Microsecond))
+		return
+	}
+	if os.Getenv("STRATA_EVAL_LEXICAL") == "1" {
+		for _, v := range []struct {
+			first bool
+			boost float64
+		}{{true, 0}, {false, 0}, {false, 0.25}, {false, 0.5}, {false, 1}, {false, 2}} {
+			exactFirst, phraseBoost = v.first, v.boost
+			run := e.runLexical(t, qrels)
+			s := e.score(qrels, func(q string) []int64 { return lexIDs(run.lex[q]) })
+			fmt.Printf("BM25, exact terms first %v, phrase boost %.2f x idf: %.4f / %.4f\n", v.first, v.boost, s.ndcg, s.recall)
+		}
+		return
+	}
+	r := e.runChannels(t, e.data.train)
 	fmt.Printf("\nfusion grid on train (%d queries): nDCG@10 / R@100\n", len(qrels))
 	lexOnly := e.score(qrels, func(q string) []int64 { return lexIDs(r.lex[q]) })
 	fmt.Printf("BM25 alone: %.4f / %.4f, lexical p50 %s p95 %s\n", lexOnly.ndcg, lexOnly.recall,
 		percentile(r.latency["bm25"], 0.5).Round(10*time.Microsecond), percentile(r.latency["bm25"], 0.95).Round(10*time.Microsecond))
 	{
-		// The same without candidate pruning, and with exact terms added
-		// to the score instead of ranked first.
+		// The same without candidate pruning (STRATA_EVAL_LEXICAL=1
+		// compares the treatments of exact terms).
 		saved := pruneMinChunks
 		pruneMinChunks = math.MaxInt64
 		unpruned := e.runLexical(t, qrels)
@@ -433,11 +466,6 @@ func TestEvalTune(t *testing.T) {
 		s := e.score(qrels, func(q string) []int64 { return lexIDs(unpruned.lex[q]) })
 		fmt.Printf("BM25 without pruning: %.4f / %.4f, p50 %s p95 %s\n", s.ndcg, s.recall,
 			percentile(unpruned.latency["bm25"], 0.5).Round(10*time.Microsecond), percentile(unpruned.latency["bm25"], 0.95).Round(10*time.Microsecond))
-		exactFirst = false
-		boosted := e.runLexical(t, qrels)
-		exactFirst = true
-		s = e.score(qrels, func(q string) []int64 { return lexIDs(boosted.lex[q]) })
-		fmt.Printf("BM25 with exact terms not ranked first: %.4f / %.4f\n", s.ndcg, s.recall)
 	}
 	type cfg struct {
 		k     int
@@ -518,7 +546,13 @@ func TestEvalTune(t *testing.T) {
 			mark, 100*float64(n)/float64(len(covered)), 100*prec, off, len(offTopic))
 	}
 
-	// ef_search: recall@10 of the HNSW scan against exact search.
+	e.efSweep(t, qrels)
+}
+
+// efSweep measures recall@10 of the HNSW scan against exact search, and its
+// latency, for several ef_search values.
+func (e *evalEnv) efSweep(t *testing.T, qrels map[string]map[string]bool) {
+	ctx := context.Background()
 	var qids []string
 	for qid := range qrels {
 		qids = append(qids, qid)

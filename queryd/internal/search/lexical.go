@@ -54,12 +54,14 @@ func ExactTerms(q string) []string {
 	return out
 }
 
-// exactFirst ranks the lexical channel's chunks holding more exact terms
-// (as written) first; without it each exact term matched adds phraseBoost
-// to the BM25 score. A variable so that the evaluation can compare.
+// A chunk holding an exact term as written gets, on top of its BM25 score,
+// phraseBoost times the idf of the term's lexemes: as if the term occurred
+// once more, as one unit. exactFirst instead ranks chunks holding more
+// exact terms first. Variables so that the evaluation can compare them;
+// docs/retrieval.md gives the figures behind the defaults.
 var (
-	exactFirst  = true
-	phraseBoost = 1.0
+	exactFirst  = false
+	phraseBoost = 0.5
 )
 
 // tsLiteral quotes a lexeme for a tsquery.
@@ -85,7 +87,12 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 	if avg <= 0 {
 		avg = 1
 	}
+	idf := func(l string) float64 {
+		df := float64(stats.DF[l])
+		return math.Log(1 + (n-df+0.5)/(df+0.5))
+	}
 	var phrases, terms []string
+	var boosts []float64
 	phraseLexemes := map[string]bool{}
 	for i, t := range exactTerms {
 		if i >= len(prep.Phrases) || prep.Phrases[i] == "" {
@@ -93,12 +100,16 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 		}
 		phrases = append(phrases, prep.Phrases[i])
 		terms = append(terms, t)
+		b := 0.0
 		for _, l := range prep.PhraseLexemes[i] {
 			phraseLexemes[l] = true
+			b += idf(l)
 		}
+		boosts = append(boosts, phraseBoost*b)
 	}
 	q := store.BM25Query{LayerIDs: ids, Filter: st.req.MetadataFilter, K1: bm25K1, B: bm25B, AvgLen: avg,
-		Limit: depth, Phrases: phrases, ExactFirst: exactFirst, PhraseBoost: phraseBoost}
+		Limit: depth, Phrases: phrases, ExactFirst: exactFirst}
+	q.PhraseBoosts = boosts
 	var match []string
 	var common []string
 	for _, l := range lexemes {
@@ -107,7 +118,7 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 			continue // in no chunk of these layers
 		}
 		q.Terms = append(q.Terms, l)
-		q.IDF = append(q.IDF, math.Log(1+(n-df+0.5)/(df+0.5)))
+		q.IDF = append(q.IDF, idf(l))
 		if stats.Chunks > pruneMinChunks && df > pruneFraction*n && !phraseLexemes[l] {
 			common = append(common, tsLiteral(l))
 		} else {

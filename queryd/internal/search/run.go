@@ -21,11 +21,11 @@ const (
 )
 
 // pruneFraction: with more than pruneMinChunks chunks, lexemes in more
-// than this share of them still score but do not select candidates (a chunk
+// than this share of them (5%) still score but do not select candidates (a chunk
 // holding none of the query's rarer words cannot reach the top). Variables
 // so that the evaluation can compare.
 var (
-	pruneFraction        = 0.1
+	pruneFraction        = 0.05
 	pruneMinChunks int64 = 1000
 )
 

@@ -199,12 +199,14 @@ type BM25Query struct {
 	// a chunk's Exact count is how many of them it matches.
 	Phrases []string
 	// Filter is a JSON object every candidate's metadata must contain.
-	Filter         map[string]string
-	K1, B, AvgLen  float64
-	Limit          int
-	ExactFirst     bool    // rank chunks matching more phrases first
-	PhraseBoost    float64 // added to the score per matched phrase
-	LimitCandidate int     // 0: no cap on the candidates scored
+	Filter        map[string]string
+	K1, B, AvgLen float64
+	Limit         int
+	// ExactFirst ranks chunks matching more phrases first.
+	ExactFirst bool
+	// PhraseBoosts are added to the score for each phrase matched (one per
+	// phrase).
+	PhraseBoosts []float64
 }
 
 // LexHit is one chunk the lexical channel scored.
@@ -217,8 +219,8 @@ type LexHit struct {
 }
 
 // SearchBM25 scores the chunks that match q.Match in the layers (the GIN
-// index chunks_tsv selects them; chunks_layer or a recheck narrows them to
-// the layers) with Okapi BM25 over their english lexemes: for each query
+// index chunks_tsv selects their ids; the primary key fetches those rows,
+// whose layer and metadata are then checked) with Okapi BM25 over their english lexemes: for each query
 // lexeme in the chunk, idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen)),
 // tf being the lexeme's positions in tsv and len the generated tsv_len.
 // setweight marks the query lexemes and ts_filter keeps only them, so each
@@ -232,15 +234,29 @@ func (s *Store) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 	if phrases == nil {
 		phrases = []string{}
 	}
+	boosts := q.PhraseBoosts
+	for len(boosts) < len(phrases) {
+		boosts = append(boosts, 0)
+	}
 	order := "score DESC, id"
 	if q.ExactFirst {
 		order = "cardinality(exact) DESC, score DESC, id"
 	}
-	rows, err := s.pool.Query(ctx, `
+	var out []LexHit
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		// The planner prices tsv @@ without the cost of reading each
+		// tsvector out of TOAST, and on small layers would rather scan and
+		// decompress every chunk than take the GIN index: keep it on the
+		// index.
+		if _, err := tx.Exec(ctx, `SELECT set_config('enable_seqscan', 'off', true)`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `
 		WITH q AS (SELECT * FROM unnest($1::text[], $2::float8[]) AS t(lexeme, idf)),
+		ids AS MATERIALIZED (SELECT c.id FROM strata.chunks c WHERE c.tsv @@ $3::tsquery),
 		cand AS (
 			SELECT c.id, c.tsv, c.tsv_len FROM strata.chunks c
-			WHERE c.tsv @@ $3::tsquery AND c.layer_id = ANY($4) AND c.metadata @> $5::jsonb
+			WHERE c.id = ANY(ARRAY(SELECT id FROM ids)) AND c.layer_id = ANY($4) AND c.metadata @> $5::jsonb
 		),
 		scored AS (
 			SELECT cand.id,
@@ -252,22 +268,27 @@ func (s *Store) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 				JOIN q ON q.lexeme = u.lexeme
 			GROUP BY cand.id, cand.tsv
 		)
-		SELECT id, bm25 + cardinality(exact) * $10::float8 AS score, exact FROM scored
+		SELECT id, bm25 + coalesce((SELECT sum(($10::float8[])[i + 1]) FROM unnest(exact) i), 0) AS score, exact
+		FROM scored
 		ORDER BY `+order+` LIMIT $11`,
-		q.Terms, q.IDF, q.Match, q.LayerIDs, string(filter), q.K1, q.B, q.AvgLen, phrases, q.PhraseBoost, q.Limit)
+			q.Terms, q.IDF, q.Match, q.LayerIDs, string(filter), q.K1, q.B, q.AvgLen, phrases, boosts, q.Limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var h LexHit
+			if err := rows.Scan(&h.ChunkID, &h.Score, &h.Exact); err != nil {
+				return err
+			}
+			out = append(out, h)
+		}
+		return rows.Err()
+	})
 	if err != nil {
 		return nil, fmt.Errorf("bm25 search: %w", err)
 	}
-	defer rows.Close()
-	var out []LexHit
-	for rows.Next() {
-		var h LexHit
-		if err := rows.Scan(&h.ChunkID, &h.Score, &h.Exact); err != nil {
-			return nil, fmt.Errorf("bm25 search: %w", err)
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SearchTSRank ranks the chunks holding any query word with ts_rank_cd, as
@@ -406,7 +427,8 @@ func (s *Store) SearchVectors(ctx context.Context, q VectorQuery) ([]VecHit, err
 				return err
 			}
 		} else if _, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true),
-			set_config('hnsw.iterative_scan', 'relaxed_order', true)`, strconv.Itoa(ef)); err != nil {
+			set_config('hnsw.iterative_scan', 'relaxed_order', true),
+			set_config('plan_cache_mode', 'force_custom_plan', true)`, strconv.Itoa(ef)); err != nil {
 			return err
 		}
 		rows, err := tx.Query(ctx, sql, pgvector.NewVector(q.Vector), q.LayerIDs, string(filter), windows, q.Limit)

@@ -32,6 +32,10 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("database url: %w", err)
 	}
 	cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
+	// Search statements are prepared once and run with new values; a
+	// generic plan cannot see the query vector's LIMIT or the tsquery, and
+	// picks a sequential scan and a sort instead of the HNSW or GIN index.
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
