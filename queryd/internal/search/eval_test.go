@@ -323,6 +323,9 @@ func (e *evalEnv) runLexical(t *testing.T, qrels map[string]map[string]bool) *ch
 		}
 		r.latency["bm25"] = append(r.latency["bm25"], time.Since(t0))
 		r.lex[qid], r.phrases[qid] = lex, phrases
+		if os.Getenv("STRATA_EVAL_SLOW") != "" && time.Since(t0) > 40*time.Millisecond {
+			fmt.Printf("slow %s: %q\n", time.Since(t0).Round(time.Millisecond), e.data.queries[qid])
+		}
 	}
 	return r
 }
@@ -430,12 +433,17 @@ func TestEvalTune(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		saved := pruneFraction
+		saved, savedBudget := pruneFraction, candidateBudget
 		pruneFraction = f
-		defer func() { pruneFraction = saved }()
+		if b := os.Getenv("STRATA_EVAL_BUDGET"); b != "" {
+			if candidateBudget, err = strconv.ParseInt(b, 10, 64); err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer func() { pruneFraction, candidateBudget = saved, savedBudget }()
 		run := e.runLexical(t, qrels)
 		s := e.score(qrels, func(q string) []int64 { return lexIDs(run.lex[q]) })
-		fmt.Printf("BM25 pruning lexemes in more than %.0f%% of chunks: %.4f / %.4f, p50 %s p95 %s\n", 100*f, s.ndcg, s.recall,
+		fmt.Printf("BM25 pruning lexemes in more than %.0f%% of chunks, budget %d: %.4f / %.4f, p50 %s p95 %s\n", 100*f, candidateBudget, s.ndcg, s.recall,
 			percentile(run.latency["bm25"], 0.5).Round(10*time.Microsecond), percentile(run.latency["bm25"], 0.95).Round(10*time.Microsecond))
 		return
 	}

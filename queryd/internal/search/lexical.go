@@ -64,6 +64,12 @@ var (
 	phraseBoost = 0.5
 )
 
+// candidateBudget bounds the candidates the lexical channel scores: the
+// query's lexemes select candidates rarest first while the sum of their
+// document frequencies stays within it (the rarest always selects, and so
+// do exact terms); the others still score. 0 turns the bound off.
+var candidateBudget int64 = 0
+
 // tsLiteral quotes a lexeme for a tsquery.
 func tsLiteral(l string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(l) + "'"
@@ -100,18 +106,28 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 		}
 		phrases = append(phrases, prep.Phrases[i])
 		terms = append(terms, t)
-		b := 0.0
+		// A chunk holding the phrase holds all its lexemes: the rarest one
+		// selecting candidates is enough to find every such chunk.
+		b, rarest := 0.0, ""
 		for _, l := range prep.PhraseLexemes[i] {
-			phraseLexemes[l] = true
 			b += idf(l)
+			if df := stats.DF[l]; df > 0 && (rarest == "" || df < stats.DF[rarest]) {
+				rarest = l
+			}
+		}
+		if rarest != "" {
+			phraseLexemes[rarest] = true
 		}
 		boosts = append(boosts, phraseBoost*b)
 	}
 	q := store.BM25Query{LayerIDs: ids, Filter: st.req.MetadataFilter, K1: bm25K1, B: bm25B, AvgLen: avg,
 		Limit: depth, Phrases: phrases, ExactFirst: exactFirst}
 	q.PhraseBoosts = boosts
-	var match []string
-	var common []string
+	type sel struct {
+		lit string
+		df  int64
+	}
+	var match, common []sel
 	for _, l := range lexemes {
 		df := float64(stats.DF[l])
 		if df == 0 {
@@ -119,19 +135,34 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 		}
 		q.Terms = append(q.Terms, l)
 		q.IDF = append(q.IDF, idf(l))
-		if stats.Chunks > pruneMinChunks && df > pruneFraction*n && !phraseLexemes[l] {
-			common = append(common, tsLiteral(l))
-		} else {
-			match = append(match, tsLiteral(l))
+		x := sel{tsLiteral(l), stats.DF[l]}
+		switch {
+		case phraseLexemes[l]:
+			match = append(match, sel{x.lit, -1}) // always selects
+		case stats.Chunks > pruneMinChunks && df > pruneFraction*n:
+			common = append(common, x)
+		default:
+			match = append(match, x)
 		}
 	}
 	if len(q.Terms) == 0 {
 		return nil, terms, nil
 	}
 	if len(match) == 0 {
-		match = common // only common words: they must select the candidates
+		// Only common words: the rarest of them select the candidates.
+		match = common
 	}
-	q.Match = strings.Join(match, " | ")
+	sort.SliceStable(match, func(i, j int) bool { return match[i].df < match[j].df })
+	var lits []string
+	var sum int64
+	for i, m := range match {
+		if candidateBudget > 0 && i > 0 && m.df > 0 && sum+m.df > candidateBudget {
+			break
+		}
+		sum += max(m.df, 0)
+		lits = append(lits, m.lit)
+	}
+	q.Match = strings.Join(lits, " | ")
 	hits, err := s.SearchBM25(ctx, q)
 	if err != nil {
 		return nil, nil, err

@@ -149,47 +149,70 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 		notes = append(notes, exactNote)
 	}
 
+	// The vector channel (embedding the query, then the HNSW scan) runs
+	// while the lexical channel runs: they use different connections.
+	type vecOut struct {
+		hits     []store.VecHit
+		qv       []float32
+		ran      bool
+		degraded []string
+		err      error
+	}
+	vecDone := make(chan vecOut, 1)
+	go func() {
+		var o vecOut
+		defer func() { vecDone <- o }()
+		if st.noVector {
+			return
+		}
+		qv, err := st.queryVector(ctx)
+		if err != nil {
+			o.degraded = append(o.degraded, err.Error()+": results come from the lexical channel only")
+			return
+		}
+		o.qv = qv
+		complete, err := st.memo.getComplete(ctx, st.s.store, st.model, ids)
+		if err != nil {
+			o.err = qerr.Unavailablef(err, "read layer models")
+			return
+		}
+		if missing := missingLayers(layers, complete); len(missing) > 0 {
+			o.degraded = append(o.degraded, fmt.Sprintf("layers without complete %s vectors, searched by their words only: %s",
+				st.model, strings.Join(missing, ", ")))
+		}
+		if len(complete) == 0 {
+			return
+		}
+		hits, err := st.s.store.SearchVectors(ctx, store.VectorQuery{Model: st.model, Dims: len(qv), Vector: qv,
+			LayerIDs: complete, Filter: req.MetadataFilter, Limit: depth, EFSearch: params.EFSearch})
+		if err != nil {
+			o.err = qerr.Unavailablef(err, "vector search")
+			return
+		}
+		o.hits, o.ran = aboveFloor(hits, params.MinSimilarity), true
+	}()
+
 	// Lexical channel.
 	var lex []store.LexHit
 	var phrases []string
+	var lexErr error
 	if !st.noLexical {
-		lex, phrases, err = st.lexical(ctx, ids, depth)
-		if err != nil {
-			return nil, qerr.Unavailablef(err, "lexical search")
-		}
+		lex, phrases, lexErr = st.lexical(ctx, ids, depth)
 		ex.Channels = append(ex.Channels, "lexical")
 		ex.ExactTerms = phrases
 	}
-
-	// Vector channel.
-	var vec []store.VecHit
-	var qv []float32
-	vectorRan := false
-	if !st.noVector {
-		qv, err = st.queryVector(ctx)
-		if err != nil {
-			degraded = append(degraded, err.Error()+": results come from the lexical channel only")
-		} else {
-			complete, err := st.memo.getComplete(ctx, st.s.store, st.model, ids)
-			if err != nil {
-				return nil, qerr.Unavailablef(err, "read layer models")
-			}
-			if missing := missingLayers(layers, complete); len(missing) > 0 {
-				degraded = append(degraded, fmt.Sprintf("layers without complete %s vectors, searched by their words only: %s",
-					st.model, strings.Join(missing, ", ")))
-			}
-			if len(complete) > 0 {
-				vec, err = st.s.store.SearchVectors(ctx, store.VectorQuery{Model: st.model, Dims: len(qv), Vector: qv,
-					LayerIDs: complete, Filter: req.MetadataFilter, Limit: depth, EFSearch: params.EFSearch})
-				if err != nil {
-					return nil, qerr.Unavailablef(err, "vector search")
-				}
-				vectorRan = true
-				vec = aboveFloor(vec, params.MinSimilarity)
-				ex.Channels = append(ex.Channels, "vector")
-				ex.Model, ex.EFSearch = st.model, params.EFSearch
-			}
-		}
+	vo := <-vecDone
+	if lexErr != nil {
+		return nil, qerr.Unavailablef(lexErr, "lexical search")
+	}
+	if vo.err != nil {
+		return nil, vo.err
+	}
+	vec, qv, vectorRan := vo.hits, vo.qv, vo.ran
+	degraded = append(degraded, vo.degraded...)
+	if vectorRan {
+		ex.Channels = append(ex.Channels, "vector")
+		ex.Model, ex.EFSearch = st.model, params.EFSearch
 	}
 	ex.RRFK, ex.LexicalWeight, ex.VectorWeight = params.RRFK, params.LexicalWeight, params.VectorWeight
 	ex.MinSimilarity = params.MinSimilarity
