@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # bench.sh runs the benchmarks against a throwaway PostgreSQL and prints a
 # table with medians (benchstat over -count runs). BENCH selects benchmarks
-# (default: all), COUNT the repetitions (default 5), PKGS the packages.
+# (default: all), COUNT the repetitions (default 3), PKGS the packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p var
 out=var/bench-$(date +%Y%m%d-%H%M%S).txt
-bash scripts/test.sh -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-1x}" -count "${COUNT:-5}" \
+bash scripts/test.sh -run '^$' -bench "${BENCH:-.}" -benchtime "${BENCHTIME:-1x}" -count "${COUNT:-3}" \
 	-timeout 60m ${PKGS:-./...} | tee "$out"
 echo
 echo "raw results: $out"
