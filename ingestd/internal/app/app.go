@@ -20,6 +20,7 @@ import (
 
 	"github.com/stratakb/stratakb/chunker"
 	"github.com/stratakb/stratakb/embed"
+	"github.com/stratakb/stratakb/internal/config"
 	"github.com/stratakb/stratakb/internal/embedding"
 	"github.com/stratakb/stratakb/jobs"
 	"github.com/stratakb/stratakb/parsers"
@@ -207,19 +208,12 @@ func newFlagSet(name string, out io.Writer) *flag.FlagSet {
 // parseArgs parses flags that may come before or after positional arguments
 // (ingestd add DIR --layer NAME); positionals end up in fs.Args().
 func parseArgs(fs *flag.FlagSet, args []string) error {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return err
-			}
-			return usageError{err.Error()}
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, err := config.ParseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	if err != nil {
+		return usageError{err.Error()}
 	}
 	return fs.Parse(append([]string{"--"}, pos...))
 }

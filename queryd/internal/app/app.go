@@ -120,19 +120,12 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 	fs.SetOutput(stderr)
 	layersFlag := fs.String("layers", "", "comma-separated layer names (default: all)")
 	topK := fs.Int("top-k", searchpkg.DefaultTopK, "number of results, 1 to 50")
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return err
-			}
-			return usageError{err.Error()}
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
+	pos, err := config.ParseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	if err != nil {
+		return usageError{err.Error()}
 	}
 	req := searchpkg.Request{Query: strings.Join(pos, " "), TopK: *topK}
 	for _, l := range strings.Split(*layersFlag, ",") {
