@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -24,9 +25,7 @@ func isTerminal(w any) bool {
 // waitRun polls a run until it ends, printing progress: a bar on a terminal,
 // a line per change otherwise.
 func (e *env) waitRun(ctx context.Context, l jobs.Layer, runID int64) (jobs.RunProgress, error) {
-	tty := isTerminal(e.stdout)
-	last := ""
-	var printed time.Time
+	out := &progressLine{w: e.stdout, tty: isTerminal(e.stdout)}
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
@@ -46,26 +45,13 @@ func (e *env) waitRun(ctx context.Context, l jobs.Layer, runID int64) (jobs.RunP
 				line += fmt.Sprintf(", %d failed", p.Failed)
 			}
 		}
-		// A terminal gets every change; a log gets a line every few seconds.
-		if line != last && (tty || p.Done() || time.Since(printed) >= logEvery) {
-			if tty {
-				fmt.Fprintf(e.stdout, "\r\033[K%s %s", bar(done, parsing, 30), line)
-			} else {
-				fmt.Fprintln(e.stdout, line)
-			}
-			last, printed = line, time.Now()
-		}
+		out.show(bar(done, parsing, 30)+" ", line, p.Done())
 		if p.Done() {
-			if tty {
-				fmt.Fprintln(e.stdout)
-			}
 			return p, nil
 		}
 		select {
 		case <-ctx.Done():
-			if tty {
-				fmt.Fprintln(e.stdout)
-			}
+			out.show("", line, true)
 			return p, fmt.Errorf("stopped while waiting for layer %s (run %d goes on with 'ingestd serve'): %w", l.Name, runID, ctx.Err())
 		case <-tick.C:
 		}
@@ -150,10 +136,9 @@ func round(d time.Duration) time.Duration {
 // no embedding job for the layer is left to run (it failed: the vectors stay
 // pending and 'ingestd status' says so).
 func (e *env) waitVectors(ctx context.Context, l jobs.Layer, model string) error {
-	tty := isTerminal(e.stdout)
-	last := ""
-	var printed time.Time
-	tick := time.NewTicker(pollEvery)
+	out := &progressLine{w: e.stdout, tty: isTerminal(e.stdout)}
+	// Counting pending vectors reads the layer's chunks: poll less often.
+	tick := time.NewTicker(5 * pollEvery)
 	defer tick.Stop()
 	for {
 		pending, err := jobs.PendingVectors(ctx, e.pool, model)
@@ -172,24 +157,48 @@ func (e *env) waitVectors(ctx context.Context, l jobs.Layer, model string) error
 			line = fmt.Sprintf("%s: %d chunks have no vector of %s yet ('ingestd status' shows why; 'ingestd serve' retries)", l.Name, left, model)
 		}
 		final := left == 0 || active == 0
-		if line != last && (tty || final || time.Since(printed) >= logEvery) {
-			if tty {
-				fmt.Fprintf(e.stdout, "\r\033[K%s", line)
-			} else {
-				fmt.Fprintln(e.stdout, line)
-			}
-			last, printed = line, time.Now()
-		}
+		out.show("", line, final)
 		if final {
-			if tty {
-				fmt.Fprintln(e.stdout)
-			}
 			return nil
 		}
 		select {
 		case <-ctx.Done():
+			out.show("", line, true)
 			return fmt.Errorf("stopped while embedding layer %s: %w", l.Name, ctx.Err())
 		case <-tick.C:
 		}
+	}
+}
+
+// progressLine prints progress: on a terminal it redraws one line on every
+// change; to a log it writes a line at most every logEvery, and always the
+// final one.
+type progressLine struct {
+	w       io.Writer
+	tty     bool
+	last    string
+	printed time.Time
+	closed  bool
+}
+
+// show prints line (with prefix, a bar, on a terminal only); final ends the
+// terminal line.
+func (p *progressLine) show(prefix, line string, final bool) {
+	if p.closed {
+		return
+	}
+	if line != p.last && (p.tty || final || time.Since(p.printed) >= logEvery) {
+		if p.tty {
+			fmt.Fprintf(p.w, "\r\033[K%s%s", prefix, line)
+		} else {
+			fmt.Fprintln(p.w, line)
+		}
+		p.last, p.printed = line, time.Now()
+	}
+	if final {
+		if p.tty {
+			fmt.Fprintln(p.w)
+		}
+		p.closed = true
 	}
 }
