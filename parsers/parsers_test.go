@@ -349,6 +349,10 @@ func TestJudgeText(t *testing.T) {
 		{strings.Repeat("DHP define hierarchical progression marker DHT define Huffman tables marker ", 20), false},
 		// The same words as ordinary lines of a page.
 		{strings.Repeat("DHP define hierarchical progression marker\nDHT define Huffman tables marker\n", 20), true},
+		// A clause number glued to its title.
+		{"Rec. T.6\n2.2.3.2Vertical modeWhen this mode is identified, the position is coded.", false},
+		// A clause heading as it should be, and a version in running text.
+		{"2.2.3.2 Vertical mode\nWhen this mode is identified, Go 1.21 is used.", true},
 		// Long paragraphs, one per line, are still lines.
 		{strings.Repeat(strings.Repeat("The supplier hosts the service and keeps it available. ", 8)+"\n", 5), true},
 	}

@@ -1,6 +1,7 @@
 package parsers
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -18,6 +19,11 @@ const (
 	thinTextMaxRunes = 16   // a text layer this thin may hide a scanned page
 )
 
+// gluedClause finds a multi-level clause number written straight into a
+// capitalised word ("2.2.3.2Vertical mode"): the reader dropped the space
+// and the line break, so the clause would not be found as a heading.
+var gluedClause = regexp.MustCompile(`(?:^|[^0-9A-Za-z.])[0-9]{1,3}(?:\.[0-9]{1,3})+[A-Z][a-z]`)
+
 // textQuality is the verdict of the usable-text test on one page.
 type textQuality struct {
 	OK     bool
@@ -34,7 +40,8 @@ type textQuality struct {
 // (text drawn glyph by glyph without spaces, run together); or when a page of
 // 1,200 or more characters has lines averaging over 600 characters (the
 // reader joined the page's lines, so headings and clause numbers no longer
-// start a line and the structure map cannot see them).
+// start a line and the structure map cannot see them); or when a clause
+// number runs straight into its title ("2.2.3.2Vertical mode").
 func judgeText(s string) textQuality {
 	var n, bad, alnum, leaders, words, lines int
 	inWord := false
@@ -71,6 +78,8 @@ func judgeText(s string) textQuality {
 		return textQuality{Reason: "words run together"}
 	case n >= minJoinedLines && n/(lines+1) > maxMeanLineLen:
 		return textQuality{Reason: "lines run together"}
+	case gluedClause.MatchString(s):
+		return textQuality{Reason: "a clause number runs into its title"}
 	}
 	return textQuality{OK: true, Thin: n <= thinTextMaxRunes}
 }
