@@ -7,7 +7,7 @@ LAYER ?= $(notdir $(patsubst %/,%,$(DOCS)))
 QUERY ?= How many unused leave days can be carried over?
 GO ?= go
 
-.PHONY: help setup build run test bench lint fuzz db-start db-stop clean
+.PHONY: help setup build run test bench eval lint fuzz db-start db-stop clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -32,6 +32,9 @@ test: ## run all tests against a throwaway PostgreSQL cluster
 
 bench: ## run the benchmarks (medians over repeated runs)
 	@bash scripts/bench.sh
+
+eval: ## retrieval quality on SciFact: nDCG@10 and Recall@100 for lexical, vector and hybrid (slow: ~25 min)
+	@STRATA_EVAL=1 bash scripts/test.sh -run 'TestEvalSciFact' -v -timeout 90m ./queryd/internal/search/
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
