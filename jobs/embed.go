@@ -84,6 +84,10 @@ type EmbedWorker struct {
 // a job that runs out of time leaves the rest pending for the next one.
 func (w *EmbedWorker) Timeout(*river.Job[EmbedArgs]) time.Duration { return 30 * time.Minute }
 
+// embedLockSpace keeps the per-layer advisory lock keys of embed jobs apart
+// from other advisory locks.
+const embedLockSpace = int64(0x454d424400000000) // "EMBD"
+
 // ErrModelUnavailable is returned when the configured embedding model could
 // not be loaded or reached: chunks stay pending until it is back.
 var ErrModelUnavailable = errors.New("embedding model unavailable")
@@ -103,6 +107,19 @@ func (w *EmbedWorker) Work(ctx context.Context, job *river.Job[EmbedArgs]) error
 	if err := RegisterModel(ctx, w.pool, a.LayerID, mi, "configured"); err != nil {
 		return err
 	}
+	// One embed job per layer at a time: a document's job and a sweep of the
+	// layer would otherwise read the same pending chunks and embed them
+	// twice. A job that waits here usually finds nothing left to do.
+	conn, err := w.pool.Acquire(ctx)
+	if err != nil {
+		return fmt.Errorf("embed layer %d: %w", a.LayerID, err)
+	}
+	defer conn.Release()
+	lock := embedLockSpace | a.LayerID
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lock); err != nil {
+		return fmt.Errorf("embed layer %d: wait for the layer's other embed job: %w", a.LayerID, err)
+	}
+	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lock) //nolint:errcheck
 	for {
 		n, err := w.embedBatch(ctx, a, mi)
 		if err != nil {
