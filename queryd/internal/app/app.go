@@ -67,7 +67,8 @@ const usage = `queryd: StrataKB's query daemon
 Usage:
   queryd serve                                     serve MCP (streamable HTTP at /mcp) and the HTTP JSON API
   queryd mcp                                       serve MCP over stdin/stdout, for clients that spawn the server
-  queryd search QUERY [--layers a,b] [--top-k N]   search the layers, print JSON results
+  queryd search QUERY [--layers a,b] [--top-k N] [--filter KEY=VALUE]... [--explain]
+                                                  search the layers, print JSON results
 
 Configuration comes from the environment: QUERYD_DATABASE_URL (else
 DATABASE_URL, else var/db.env from 'make db-start'), LOG_LEVEL, and for serve
@@ -120,6 +121,16 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 	fs.SetOutput(stderr)
 	layersFlag := fs.String("layers", "", "comma-separated layer names (default: all)")
 	topK := fs.Int("top-k", searchpkg.DefaultTopK, "number of results, 1 to 50")
+	explain := fs.Bool("explain", false, "show how each result was found and placed")
+	filter := map[string]string{}
+	fs.Func("filter", "metadata filter KEY=VALUE, exact match (repeatable), e.g. --filter page=3", func(v string) error {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("want KEY=VALUE, got %q", v)
+		}
+		filter[strings.TrimSpace(k)] = val
+		return nil
+	})
 	pos, err := config.ParseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return err
@@ -127,7 +138,10 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	req := searchpkg.Request{Query: strings.Join(pos, " "), TopK: *topK}
+	req := searchpkg.Request{Query: strings.Join(pos, " "), TopK: *topK, Explain: *explain}
+	if len(filter) > 0 {
+		req.MetadataFilter = filter
+	}
 	for _, l := range strings.Split(*layersFlag, ",") {
 		if l = strings.TrimSpace(l); l != "" {
 			req.Layers = append(req.Layers, l)
