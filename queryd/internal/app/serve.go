@@ -43,7 +43,12 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	q := newQueryEmbedder(cfg.Embed, log)
 	defer q.close()
-	db := &lazyStore{url: cfg.DatabaseURL, log: log, opts: q.options(cfg)}
+	metrics := server.NewMetrics()
+	opts := q.options(cfg)
+	opts.Logger = log
+	opts.OnCacheHit = metrics.CacheHit
+	opts.OnChannel = metrics.ObserveChannel
+	db := &lazyStore{url: cfg.DatabaseURL, log: log, opts: opts}
 	defer db.Close()
 	// Connect now, so that a wrong URL shows at start; the server comes up
 	// anyway (the prompt and /healthz need no database) and connects on the
@@ -51,7 +56,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if _, err := db.get(ctx); err != nil {
 		log.Warn("database not available yet; tools will answer unavailable until it is", slog.String("error", err.Error()))
 	}
-	srv, err := server.New(scfg, server.Deps{Searcher: db, DB: db, Model: q, Logger: log})
+	srv, err := server.New(scfg, server.Deps{Searcher: db, DB: db, Model: q, Logger: log, Metrics: metrics})
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/store"
@@ -161,7 +162,13 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 	vecDone := make(chan vecOut, 1)
 	go func() {
 		var o vecOut
-		defer func() { vecDone <- o }()
+		began := time.Now()
+		defer func() {
+			if o.ran && st.s.opt.OnChannel != nil {
+				st.s.opt.OnChannel("vector", time.Since(began))
+			}
+			vecDone <- o
+		}()
 		if st.noVector {
 			return
 		}
@@ -197,7 +204,11 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 	var phrases []string
 	var lexErr error
 	if !st.noLexical {
+		began := time.Now()
 		lex, phrases, lexErr = st.lexical(ctx, ids, depth)
+		if lexErr == nil && st.s.opt.OnChannel != nil {
+			st.s.opt.OnChannel("lexical", time.Since(began))
+		}
 		ex.Channels = append(ex.Channels, "lexical")
 		ex.ExactTerms = phrases
 	}

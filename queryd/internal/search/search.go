@@ -152,6 +152,11 @@ type Options struct {
 	CacheEntries int
 	// Logger may be nil.
 	Logger *slog.Logger
+	// OnCacheHit, when set, is called for each search answered from the
+	// cache; OnChannel with each channel's time ("lexical", "vector").
+	// queryd feeds its Prometheus metrics from them.
+	OnCacheHit func()
+	OnChannel  func(channel string, d time.Duration)
 }
 
 // DefaultOptions returns the defaults: no embedder, one keyword slot, a
@@ -280,6 +285,9 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 
 	key := cacheKey(req)
 	if resp, ok := s.cache.get(key, version); ok {
+		if s.opt.OnCacheHit != nil {
+			s.opt.OnCacheHit()
+		}
 		if resp.Explain != nil {
 			resp.Explain.Cached = true
 			resp.Explain.TookMS = ms(time.Since(began))
