@@ -92,3 +92,33 @@ func FuzzPDF(f *testing.F) {
 		}
 	})
 }
+
+// FuzzText feeds plain text and reStructuredText (with a PEP-style header)
+// to the text parser, as both kinds: no panic, the stored text is the file,
+// spans and the date are well formed.
+func FuzzText(f *testing.F) {
+	addSeeds(f, "../fixtures/bad/*.txt")
+	f.Add([]byte("PEP: 8\nTitle: Style Guide\nCreated: 05-Jul-2001\n\nIntroduction\n============\n\nText.\n"))
+	f.Add([]byte("Created: 31-Feb-2001\nTitle:\n\n"))
+	f.Add([]byte("plain text\r\nwith CRLF\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, rst := range []bool{false, true} {
+			doc, err := parseText(data, time.Unix(0, 0), rst)
+			if err != nil {
+				if !errors.Is(err, ErrPermanent) {
+					t.Fatalf("non-permanent error %v", err)
+				}
+				continue
+			}
+			if doc.Text != string(data) {
+				t.Fatal("stored text differs from the file")
+			}
+			checkSpans(t, doc)
+			if doc.Date != "" {
+				if _, err := time.Parse(time.DateOnly, doc.Date); err != nil {
+					t.Fatalf("date %q", doc.Date)
+				}
+			}
+		}
+	})
+}
