@@ -1,0 +1,352 @@
+package search
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stratakb/stratakb/internal/dbtest"
+	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// BenchmarkSearchMillion is BenchmarkSearch at about a million chunks. It
+// runs only with STRATA_BENCH_MILLION=1 (loading and indexing take tens of
+// minutes on a small machine):
+//
+//	STRATA_BENCH_MILLION=1 bash scripts/test.sh -run '^$' -bench BenchmarkSearchMillion \
+//	    -benchtime 1x -timeout 120m ./queryd/internal/search/
+//
+// The chunks are SciFact abstracts cut into pieces of two or three sentences,
+// replicated with variation: copy c of an abstract is a document of its own
+// whose pieces start at a shifted sentence and each borrow one sentence of
+// another abstract, so every chunk text differs while the lexeme statistics
+// stay those of real abstracts. STRATA_BENCH_CHUNKS sets the number of chunks
+// (default 1,000,000). Vectors are random 512-dimensional ones (the
+// bag-of-words embedder still embeds the queries); STRATA_BENCH_VECTORS sets
+// how many chunks get one (default all), because the HNSW build is the
+// slowest step. The BM25 statistics are computed once after the load with
+// strata.refresh_lexical_stats, and the GIN and HNSW indexes are built after
+// the load.
+func BenchmarkSearchMillion(b *testing.B) {
+	if os.Getenv("STRATA_BENCH_MILLION") != "1" {
+		b.Skip("set STRATA_BENCH_MILLION=1 to run the 1-million-chunk benchmark")
+	}
+	env := setupMillion(b)
+	runSearchBench(b, env)
+}
+
+// millionSentences cuts an abstract into sentences (and its title).
+func millionSentences(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		end := i + 1
+		if c == '\n' || ((c == '.' || c == '?' || c == '!') && (i+1 == len(text) || text[i+1] == ' ')) {
+			if s := strings.TrimSpace(text[start:end]); s != "" {
+				out = append(out, s)
+			}
+			start = end
+		}
+	}
+	if s := strings.TrimSpace(text[start:]); s != "" {
+		out = append(out, s)
+	}
+	return out
+}
+
+func setupMillion(b *testing.B) *benchEnv {
+	ctx := context.Background()
+	want := 1_000_000
+	if n, err := strconv.Atoi(os.Getenv("STRATA_BENCH_CHUNKS")); err == nil && n > 0 {
+		want = n
+	}
+	vectors := want
+	if n, err := strconv.Atoi(os.Getenv("STRATA_BENCH_VECTORS")); err == nil && n >= 0 {
+		vectors = min(n, want)
+	}
+	d := loadSciFact(b)
+	pool, url := dbtest.NewPool(b)
+	ingesttest.Migrate(b, pool)
+	emb := &bowEmbedder{dims: 512}
+	l, err := jobs.UpsertLayer(ctx, pool, jobs.Layer{Name: "bench", Root: "/nonexistent", AnswerMode: "grounded", ChunkSize: 8000})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]string, 0, len(d.corpus))
+	for id := range d.corpus {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	sents := make([][]string, len(ids))
+	all := []string{}
+	for i, id := range ids {
+		sents[i] = millionSentences(d.corpus[id])
+		all = append(all, sents[i]...)
+	}
+
+	// The statement trigger would recompute lexeme statistics per batch and
+	// the GIN index would be updated row by row: both are done once after
+	// the load instead.
+	for _, q := range []string{
+		`ALTER TABLE strata.chunks DISABLE TRIGGER chunks_stats_insert`,
+		`DROP INDEX strata.chunks_tsv`,
+	} {
+		if _, err := pool.Exec(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	t0 := time.Now()
+	loaded, copies := 0, 0
+	var (
+		paths, bodies                 []string
+		cpaths, ctexts                []string
+		cords, cstarts, cends, clines []int32
+	)
+	flush := func() {
+		if len(paths) == 0 {
+			return
+		}
+		if _, err := pool.Exec(ctx, `
+			WITH docs AS (
+				INSERT INTO strata.documents (layer_id, path, status, body)
+				SELECT $1, p, 'ok', t FROM unnest($2::text[], $3::text[]) AS x(p, t)
+				RETURNING id, layer_id, path)
+			INSERT INTO strata.chunks (document_id, layer_id, ord, start_off, end_off, line_start, line_end, text, content_hash)
+			SELECT d.id, d.layer_id, c.ord, c.s, c.e, c.ln, c.ln, c.t, sha256(convert_to(c.t, 'UTF8'))
+			FROM unnest($4::text[], $5::int[], $6::int[], $7::int[], $8::int[], $9::text[]) AS c(p, ord, s, e, ln, t)
+			JOIN docs d ON d.path = c.p`,
+			l.ID, paths, bodies, cpaths, cords, cstarts, cends, clines, ctexts); err != nil {
+			b.Fatal(err)
+		}
+		paths, bodies = paths[:0], bodies[:0]
+		cpaths, ctexts = cpaths[:0], ctexts[:0]
+		cords, cstarts, cends, clines = cords[:0], cstarts[:0], cends[:0], clines[:0]
+	}
+	for c := 0; loaded < want; c++ {
+		copies = c + 1
+		for i := 0; i < len(ids) && loaded < want; i++ {
+			ss := sents[i]
+			if len(ss) == 0 {
+				continue
+			}
+			path := "copy" + strconv.Itoa(c) + "/" + ids[i] + ".txt"
+			var body strings.Builder
+			shift := c % len(ss)
+			ord := 0
+			for k := 0; k < len(ss) && loaded < want; {
+				n := 2 + (c+k)%2 // two or three sentences a piece
+				piece := make([]string, 0, n+1)
+				for j := k; j < k+n && j < len(ss); j++ {
+					piece = append(piece, ss[(j+shift)%len(ss)])
+				}
+				k += n
+				if c > 0 {
+					piece = append(piece, all[rng.IntN(len(all))])
+				}
+				text := strings.Join(piece, " ")
+				if body.Len() > 0 {
+					body.WriteString("\n\n")
+				}
+				start := body.Len()
+				body.WriteString(text)
+				cpaths = append(cpaths, path)
+				ctexts = append(ctexts, text)
+				cords = append(cords, int32(ord))
+				cstarts = append(cstarts, int32(start))
+				cends = append(cends, int32(body.Len()))
+				clines = append(clines, int32(1+2*ord))
+				ord++
+				loaded++
+			}
+			paths = append(paths, path)
+			bodies = append(bodies, body.String())
+			if len(ctexts) >= 20000 {
+				flush()
+			}
+		}
+	}
+	flush()
+	load := time.Since(t0)
+	b.Logf("loaded %d chunks (%d SciFact abstracts, %d copies) in %s", loaded, len(ids), copies, load.Round(time.Second))
+
+	t0 = time.Now()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, q := range []string{
+		`SET maintenance_work_mem = '4GB'`,
+		`SET max_parallel_maintenance_workers = 1`,
+		`CREATE INDEX chunks_tsv ON strata.chunks USING gin (tsv)`,
+		`ALTER TABLE strata.chunks ENABLE TRIGGER chunks_stats_insert`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+	gin := time.Since(t0)
+	t0 = time.Now()
+	if _, err := conn.Exec(ctx, `SELECT strata.refresh_lexical_stats($1)`, l.ID); err != nil {
+		b.Fatal(err)
+	}
+	stats := time.Since(t0)
+	b.Logf("GIN index built in %s, BM25 statistics in %s", gin.Round(time.Second), stats.Round(time.Second))
+
+	// Random vectors, made by the server: the chunks in id order (the first
+	// copies first), 512 values in [-0.5, 0.5) each; cosine distance does
+	// not care about their length.
+	t0 = time.Now()
+	if _, err := conn.Exec(ctx, `
+		INSERT INTO strata.embeddings (model, content_hash, window_no, dims, embedding)
+		SELECT $1, c.content_hash, 0, 512, v.e
+		FROM (SELECT content_hash FROM strata.chunks WHERE layer_id = $2 ORDER BY id LIMIT $3) c
+		CROSS JOIN LATERAL (SELECT array_agg(random() - 0.5)::vector AS e FROM generate_series(1, 512)
+			WHERE c.content_hash IS NOT NULL) v
+		ON CONFLICT DO NOTHING`, emb.Model().Name, l.ID, vectors); err != nil {
+		b.Fatal(err)
+	}
+	conn.Release()
+	vecLoad := time.Since(t0)
+	if err := jobs.RegisterModel(ctx, pool, l.ID, emb.Model(), "test"); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE strata.layer_models SET complete = true, updated_at = now() WHERE layer_id = $1`, l.ID); err != nil {
+		b.Fatal(err)
+	}
+	// The HNSW index is built by the same code as in production, on a pool
+	// whose sessions may use 4 GB for the build.
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["maintenance_work_mem"] = "4GB"
+	cfg.ConnConfig.RuntimeParams["max_parallel_maintenance_workers"] = "1"
+	build, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 = time.Now()
+	err = jobs.EnsureVectorIndex(ctx, build, emb.Model())
+	build.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	hnsw := time.Since(t0)
+	b.Logf("%d random vectors stored in %s, HNSW index built in %s", vectors, vecLoad.Round(time.Second), hnsw.Round(time.Second))
+	if _, err := pool.Exec(ctx, `ANALYZE`); err != nil {
+		b.Fatal(err)
+	}
+	var size string
+	if err := pool.QueryRow(ctx, `SELECT pg_size_pretty(pg_database_size(current_database()))`).Scan(&size); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("database size %s", size)
+
+	st, err := store.Open(ctx, url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(st.Close)
+	env := &benchEnv{store: st, emb: emb, layer: "bench"}
+	for qid := range d.test {
+		env.queries = append(env.queries, d.queries[qid])
+	}
+	sort.Strings(env.queries)
+	return env
+}
+
+// runSearchBench measures env as BenchmarkSearch does: p50 and p95 over the
+// queries for the lexical channel, the vector channel and the hybrid
+// search (cache off, top_k 10), and hybrid queries/s with 8 clients.
+func runSearchBench(b *testing.B, env *benchEnv) {
+	ctx := context.Background()
+	layers := []string{env.layer}
+	lexical := NewWithOptions(env.store, Options{KeywordSlots: 1})
+	hybrid := NewWithOptions(env.store, Options{Embedder: env.emb, KeywordSlots: 1})
+	runs := map[string]func(q string) error{
+		"lexical": func(q string) error {
+			_, err := lexical.Search(ctx, Request{Query: q, Layers: layers, TopK: 10})
+			return err
+		},
+		"vector": func(q string) error {
+			all, err := env.store.Layers(ctx)
+			if err != nil {
+				return err
+			}
+			st := &state{s: hybrid, req: Request{Query: q, Layers: layers, TopK: 10}, noLexical: true}
+			_, err = st.pass(ctx, all, nil)
+			return err
+		},
+		"hybrid": func(q string) error {
+			_, err := hybrid.Search(ctx, Request{Query: q, Layers: layers, TopK: 10})
+			return err
+		},
+	}
+	for _, name := range []string{"lexical", "vector", "hybrid"} {
+		fn := runs[name]
+		b.Run(name, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				for _, q := range env.queries {
+					t0 := time.Now()
+					if err := fn(q); err != nil {
+						b.Fatal(err)
+					}
+					lat = append(lat, time.Since(t0))
+				}
+			}
+			b.ReportMetric(ms(percentile(lat, 0.5)), "p50_ms")
+			b.ReportMetric(ms(percentile(lat, 0.95)), "p95_ms")
+			b.ReportMetric(ms(percentile(lat, 0.99)), "p99_ms")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+	b.Run("hybrid-8-clients", func(b *testing.B) {
+		for b.Loop() {
+			t0 := time.Now()
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var failed error
+			next := 0
+			for c := 0; c < 8; c++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						mu.Lock()
+						i := next
+						next++
+						mu.Unlock()
+						if i >= len(env.queries) {
+							return
+						}
+						if err := runs["hybrid"](env.queries[i]); err != nil {
+							mu.Lock()
+							failed = err
+							mu.Unlock()
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			if failed != nil {
+				b.Fatal(failed)
+			}
+			b.ReportMetric(float64(len(env.queries))/time.Since(t0).Seconds(), "queries/s")
+		}
+		b.ReportMetric(0, "ns/op")
+	})
+}
