@@ -7,9 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -139,82 +137,5 @@ func setupBench(b *testing.B) *benchEnv {
 // (no embedder), the vector channel alone, and the whole hybrid search, and
 // hybrid throughput with 8 concurrent clients.
 func BenchmarkSearch(b *testing.B) {
-	env := setupBench(b)
-	ctx := context.Background()
-	layers := []string{env.layer}
-	lexical := NewWithOptions(env.store, Options{KeywordSlots: 1})
-	hybrid := NewWithOptions(env.store, Options{Embedder: env.emb, KeywordSlots: 1})
-	runs := map[string]func(q string) error{
-		"lexical": func(q string) error {
-			_, err := lexical.Search(ctx, Request{Query: q, Layers: layers, TopK: 10})
-			return err
-		},
-		"vector": func(q string) error {
-			all, err := env.store.Layers(ctx)
-			if err != nil {
-				return err
-			}
-			st := &state{s: hybrid, req: Request{Query: q, Layers: layers, TopK: 10}, noLexical: true}
-			_, err = st.pass(ctx, all, nil)
-			return err
-		},
-		"hybrid": func(q string) error {
-			_, err := hybrid.Search(ctx, Request{Query: q, Layers: layers, TopK: 10})
-			return err
-		},
-	}
-	for _, name := range []string{"lexical", "vector", "hybrid"} {
-		fn := runs[name]
-		b.Run(name, func(b *testing.B) {
-			var lat []time.Duration
-			for b.Loop() {
-				for _, q := range env.queries {
-					t0 := time.Now()
-					if err := fn(q); err != nil {
-						b.Fatal(err)
-					}
-					lat = append(lat, time.Since(t0))
-				}
-			}
-			b.ReportMetric(ms(percentile(lat, 0.5)), "p50_ms")
-			b.ReportMetric(ms(percentile(lat, 0.95)), "p95_ms")
-			b.ReportMetric(0, "ns/op")
-		})
-	}
-	b.Run("hybrid-8-clients", func(b *testing.B) {
-		for b.Loop() {
-			t0 := time.Now()
-			var wg sync.WaitGroup
-			var mu sync.Mutex
-			var failed error
-			next := 0
-			for c := 0; c < 8; c++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for {
-						mu.Lock()
-						i := next
-						next++
-						mu.Unlock()
-						if i >= len(env.queries) {
-							return
-						}
-						if err := runs["hybrid"](env.queries[i]); err != nil {
-							mu.Lock()
-							failed = err
-							mu.Unlock()
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			if failed != nil {
-				b.Fatal(failed)
-			}
-			b.ReportMetric(float64(len(env.queries))/time.Since(t0).Seconds(), "queries/s")
-		}
-		b.ReportMetric(0, "ns/op")
-	})
+	runSearchBench(b, setupBench(b))
 }
