@@ -37,7 +37,7 @@ func TestSciFactChunkRepresentation(t *testing.T) {
 	m := testModel(t)
 	ctx := context.Background()
 
-	qrels := readQrels(t, filepath.Join(dir, "qrels", "train.tsv"))
+	qrels := testenv.ReadQrels(t, filepath.Join(dir, "qrels", "train.tsv"))
 	queries := map[string]string{}
 	for _, q := range readJSONL(t, filepath.Join(dir, "queries.jsonl")) {
 		if _, ok := qrels[q.ID]; ok {
@@ -207,27 +207,6 @@ func readJSONL(t *testing.T, path string) []beirDoc {
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
-	}
-	return out
-}
-
-// readQrels returns query id -> relevant document ids.
-func readQrels(t *testing.T, path string) map[string]map[string]bool {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]map[string]bool{}
-	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		f := strings.Split(line, "\t")
-		if i == 0 || len(f) < 3 || f[2] == "0" {
-			continue
-		}
-		if out[f[0]] == nil {
-			out[f[0]] = map[string]bool{}
-		}
-		out[f[0]][f[1]] = true
 	}
 	return out
 }

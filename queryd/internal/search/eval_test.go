@@ -53,8 +53,8 @@ func loadSciFact(t testing.TB) *evalData {
 	readJSONL(t, filepath.Join(dir, "queries.jsonl"), func(m map[string]any) {
 		d.queries[m["_id"].(string)] = m["text"].(string)
 	})
-	d.test = readQrels(t, filepath.Join(dir, "qrels", "test.tsv"))
-	d.train = readQrels(t, filepath.Join(dir, "qrels", "train.tsv"))
+	d.test = testenv.ReadQrels(t, filepath.Join(dir, "qrels", "test.tsv"))
+	d.train = testenv.ReadQrels(t, filepath.Join(dir, "qrels", "train.tsv"))
 	return d
 }
 
@@ -76,25 +76,6 @@ func readJSONL(t testing.TB, path string, fn func(map[string]any)) {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func readQrels(t testing.TB, path string) map[string]map[string]bool {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]map[string]bool{}
-	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		f := strings.Split(line, "\t")
-		if i == 0 || len(f) < 3 || f[2] == "0" {
-			continue
-		}
-		if out[f[0]] == nil {
-			out[f[0]] = map[string]bool{}
-		}
-		out[f[0]][f[1]] = true
-	}
-	return out
 }
 
 // windowVectorizer represents a text by the vectors of word windows of
