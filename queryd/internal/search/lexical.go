@@ -70,6 +70,22 @@ var (
 // do exact terms); the others still score. 0 turns the bound off.
 var candidateBudget int64 = 0
 
+// The impact-ordered path (strata.postings, migration 0006) serves every
+// search without a metadata_filter: impactPerTerm postings per query lexeme
+// and layer, best impact first; the impactCandidates chunks (at least 4 x
+// the channel's depth) with the highest sum of idf x impact are scored
+// exactly; impactPhraseLimit bounds the chunks the GIN index adds for exact
+// terms made only of common words. A search with a metadata_filter scores
+// every chunk the GIN index selects, so the filter never hides a match the
+// postings did not reach. impactPerTerm 0 turns the impact path off.
+// Variables so that the evaluation can compare; docs/retrieval.md has the
+// figures.
+var (
+	impactPerTerm     = 1000
+	impactCandidates  = 200
+	impactPhraseLimit = 1000
+)
+
 // tsLiteral quotes a lexeme for a tsquery.
 func tsLiteral(l string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(l) + "'"
@@ -99,6 +115,7 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 	}
 	var phrases, terms []string
 	var boosts []float64
+	var rarestDF []int64 // per phrase: the df of its rarest lexeme
 	phraseLexemes := map[string]bool{}
 	for i, t := range exactTerms {
 		if i >= len(prep.Phrases) || prep.Phrases[i] == "" {
@@ -118,6 +135,7 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 		if rarest != "" {
 			phraseLexemes[rarest] = true
 		}
+		rarestDF = append(rarestDF, stats.DF[rarest])
 		boosts = append(boosts, phraseBoost*b)
 	}
 	q := store.BM25Query{LayerIDs: ids, Filter: st.req.MetadataFilter, K1: bm25K1, B: bm25B, AvgLen: avg,
@@ -147,6 +165,26 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 	}
 	if len(q.Terms) == 0 {
 		return nil, terms, nil
+	}
+	if impactPerTerm > 0 && len(st.req.MetadataFilter) == 0 {
+		// Impact-ordered: each lexeme's best postings choose the candidates.
+		// A phrase whose rarest lexeme is in more chunks than a posting list
+		// is read for may hold chunks no list reaches: the GIN index adds
+		// them.
+		q.Impact = &store.ImpactSelect{PerTerm: impactPerTerm, Candidates: max(impactCandidates, 4*depth),
+			PhraseLimit: impactPhraseLimit}
+		var far []string
+		for i, ph := range phrases {
+			if rarestDF[i] > int64(impactPerTerm) {
+				far = append(far, "("+ph+")")
+			}
+		}
+		q.Impact.PhraseMatch = strings.Join(far, " | ")
+		hits, err := s.SearchBM25(ctx, q)
+		if err != nil {
+			return nil, nil, err
+		}
+		return hits, terms, nil
 	}
 	if len(match) == 0 {
 		// Only common words: the rarest of them select the candidates.

@@ -193,8 +193,12 @@ type BM25Query struct {
 	Terms []string
 	IDF   []float64
 	// Match is the tsquery (text form) that selects candidates through the
-	// GIN index on chunks.tsv.
+	// GIN index on chunks.tsv. It is used when Impact is nil.
 	Match string
+	// Impact, when set, selects the candidates from strata.postings instead:
+	// the best-impact postings of each query lexeme, then the chunks with the
+	// highest sum of idf x impact.
+	Impact *ImpactSelect
 	// Phrases are tsqueries (text form) of terms that must match as written;
 	// a chunk's Exact count is how many of them it matches.
 	Phrases []string
@@ -207,6 +211,22 @@ type BM25Query struct {
 	// PhraseBoosts are added to the score for each phrase matched (one per
 	// phrase).
 	PhraseBoosts []float64
+}
+
+// ImpactSelect bounds the candidates of an impact-ordered lexical search.
+type ImpactSelect struct {
+	// PerTerm is how many postings, best impact first, each query lexeme
+	// contributes in each layer.
+	PerTerm int
+	// Candidates is how many chunks, by sum of idf x impact, are scored
+	// exactly.
+	Candidates int
+	// PhraseMatch, when not empty, is a tsquery (text form) whose matching
+	// chunks are candidates too, at most PhraseLimit of them: chunks holding
+	// an exact term whose words are all too common for their postings to
+	// reach them.
+	PhraseMatch string
+	PhraseLimit int
 }
 
 // LexHit is one chunk the lexical channel scored.
@@ -251,27 +271,46 @@ func (s *Store) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 		if _, err := tx.Exec(ctx, `SELECT set_config('enable_seqscan', 'off', true)`); err != nil {
 			return err
 		}
+		// ids: the candidates, from the GIN index (Match) or from the
+		// postings (Impact); the index postings_impact serves each lateral
+		// read as an index-only scan of one lexeme's best chunks in a layer.
+		ids := `ids AS MATERIALIZED (SELECT c.id FROM strata.chunks c WHERE c.tsv @@ $11::tsquery)`
+		args := []any{q.Terms, q.IDF, q.LayerIDs, string(filter), q.K1, q.B, q.AvgLen, phrases, boosts, q.Limit, q.Match}
+		if im := q.Impact; im != nil {
+			ids = `ids AS MATERIALIZED (
+				(SELECT p.chunk_id AS id FROM q CROSS JOIN unnest($3::bigint[]) AS l(layer_id)
+					CROSS JOIN LATERAL (SELECT chunk_id, impact FROM strata.postings p
+						WHERE p.lexeme = q.lexeme AND p.layer_id = l.layer_id
+						ORDER BY p.impact DESC LIMIT $11) p
+				GROUP BY p.chunk_id ORDER BY sum(q.idf * p.impact) DESC, p.chunk_id LIMIT $12)`
+			args = append(args[:10], im.PerTerm, im.Candidates)
+			if im.PhraseMatch != "" {
+				ids += `
+				UNION (SELECT c.id FROM strata.chunks c WHERE c.tsv @@ $13::tsquery AND c.layer_id = ANY($3) LIMIT $14)`
+				args = append(args, im.PhraseMatch, im.PhraseLimit)
+			}
+			ids += ")"
+		}
 		rows, err := tx.Query(ctx, `
 		WITH q AS (SELECT * FROM unnest($1::text[], $2::float8[]) AS t(lexeme, idf)),
-		ids AS MATERIALIZED (SELECT c.id FROM strata.chunks c WHERE c.tsv @@ $3::tsquery),
+		`+ids+`,
 		cand AS (
 			SELECT c.id, c.tsv, c.tsv_len FROM strata.chunks c
-			WHERE c.id = ANY(ARRAY(SELECT id FROM ids)) AND c.layer_id = ANY($4) AND c.metadata @> $5::jsonb
+			WHERE c.id = ANY(ARRAY(SELECT id FROM ids)) AND c.layer_id = ANY($3) AND c.metadata @> $4::jsonb
 		),
 		scored AS (
 			SELECT cand.id,
-				sum(q.idf * (array_length(u.positions, 1) * ($6 + 1.0)) /
-					(array_length(u.positions, 1) + $6 * (1.0 - $7 + $7 * cand.tsv_len / $8))) AS bm25,
-				ARRAY(SELECT (p.i - 1)::int FROM unnest($9::tsquery[]) WITH ORDINALITY p(q, i)
+				sum(q.idf * (array_length(u.positions, 1) * ($5 + 1.0)) /
+					(array_length(u.positions, 1) + $5 * (1.0 - $6 + $6 * cand.tsv_len / $7))) AS bm25,
+				ARRAY(SELECT (p.i - 1)::int FROM unnest($8::tsquery[]) WITH ORDINALITY p(q, i)
 					WHERE cand.tsv @@ p.q ORDER BY p.i) AS exact
 			FROM cand CROSS JOIN LATERAL unnest(ts_filter(setweight(cand.tsv, 'A', $1::text[]), '{a}')) u
 				JOIN q ON q.lexeme = u.lexeme
 			GROUP BY cand.id, cand.tsv
 		)
-		SELECT id, bm25 + coalesce((SELECT sum(($10::float8[])[i + 1]) FROM unnest(exact) i), 0) AS score, exact
+		SELECT id, bm25 + coalesce((SELECT sum(($9::float8[])[i + 1]) FROM unnest(exact) i), 0) AS score, exact
 		FROM scored
-		ORDER BY `+order+` LIMIT $11`,
-			q.Terms, q.IDF, q.Match, q.LayerIDs, string(filter), q.K1, q.B, q.AvgLen, phrases, boosts, q.Limit)
+		ORDER BY `+order+` LIMIT $10`, args...)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,188 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// postingsDrift counts the (chunk, lexeme) pairs on which strata.postings and
+// the chunks' own tsvectors disagree, in either direction.
+func postingsDrift(t *testing.T, f *fixture) int {
+	t.Helper()
+	var n int
+	err := f.pool.QueryRow(context.Background(), `
+		WITH want AS (SELECT c.id AS chunk_id, u.lexeme, c.layer_id FROM strata.chunks c, unnest(c.tsv) u),
+		have AS (SELECT chunk_id, lexeme, layer_id FROM strata.postings)
+		SELECT (SELECT count(*) FROM (SELECT * FROM want EXCEPT SELECT * FROM have) a)
+		     + (SELECT count(*) FROM (SELECT * FROM have EXCEPT SELECT * FROM want) b)`).Scan(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestPostingsFollowChunks: the triggers keep one posting per chunk and
+// lexeme through ingest, edit, delete and layer removal, and the SQL impact
+// is queryd's BM25 term weight.
+func TestPostingsFollowChunks(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	f.ingest(t, jobs.Layer{Name: "handbook"}, handbook)
+	f.ingest(t, jobs.Layer{Name: "zoo"}, zoo)
+	var rows int
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM strata.postings`).Scan(&rows); err != nil || rows == 0 {
+		t.Fatalf("postings after ingest: %d, %v", rows, err)
+	}
+	if d := postingsDrift(t, f); d != 0 {
+		t.Fatalf("after ingest, %d postings differ from the chunks", d)
+	}
+
+	// Edit one file and delete another: re-ingest replaces chunks.
+	edited := map[string]string{}
+	for p, c := range handbook {
+		edited[p] = c
+	}
+	var first string
+	for p := range edited {
+		if first == "" || p < first {
+			first = p
+		}
+	}
+	edited[first] += "\n\nA new closing paragraph about quarterly zebra audits.\n"
+	f.ingest(t, jobs.Layer{Name: "handbook"}, edited)
+	if d := postingsDrift(t, f); d != 0 {
+		t.Fatalf("after an edit, %d postings differ from the chunks", d)
+	}
+	var zebra int
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM strata.postings WHERE lexeme = 'zebra'`).Scan(&zebra); err != nil || zebra == 0 {
+		t.Fatalf("the edit's new word has no posting: %d, %v", zebra, err)
+	}
+
+	// The stored impact is BM25's term weight with the Go constants.
+	for _, c := range []struct {
+		tf, len int
+		avg     float64
+	}{{1, 10, 40}, {3, 50, 40}, {7, 200, 35.5}, {2, 0, 0}} {
+		var got float64
+		if err := f.pool.QueryRow(ctx, `SELECT strata.postings_impact($1, $2, $3)`, c.tf, c.len, c.avg).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		tf := float64(c.tf)
+		want := tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(c.len)/math.Max(c.avg, 1)))
+		if math.Abs(got-want) > 1e-5*want {
+			t.Errorf("postings_impact(%d, %d, %g) = %g, queryd computes %g: k1/b in migration 0006 and run.go differ",
+				c.tf, c.len, c.avg, got, want)
+		}
+	}
+
+	// refresh_lexical_stats rebuilds a layer's postings to the same rows.
+	if _, err := f.pool.Exec(ctx, `SELECT strata.refresh_lexical_stats(id) FROM strata.layers`); err != nil {
+		t.Fatal(err)
+	}
+	if d := postingsDrift(t, f); d != 0 {
+		t.Fatalf("after refresh, %d postings differ from the chunks", d)
+	}
+
+	// Removing a layer removes its postings.
+	if _, err := f.pool.Exec(ctx, `DELETE FROM strata.layers WHERE name = 'zoo'`); err != nil {
+		t.Fatal(err)
+	}
+	var left int
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM strata.postings p
+		WHERE NOT EXISTS (SELECT 1 FROM strata.layers l WHERE l.id = p.layer_id)`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("postings of the removed layer left: %d, %v", left, err)
+	}
+}
+
+// TestImpactPathMatchesExact: when every posting list fits in the lists
+// read, the impact-ordered path returns the exact path's ranking and
+// scores; with short lists, an exact term made of common words is still
+// found through the GIN index.
+func TestImpactPathMatchesExact(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	docs := map[string]string{}
+	topics := []string{"leave", "payroll", "travel", "security", "backup", "invoice", "contract", "notice"}
+	for i := 0; i < 40; i++ {
+		a, b := topics[i%len(topics)], topics[(i*3+1)%len(topics)]
+		docs[fmt.Sprintf("doc%02d.md", i)] = fmt.Sprintf("# Note %d on %s\n\nThis note covers %s and %s. "+
+			"The %s rule applies to staff in region %d, and the %s review happens every %d weeks. "+
+			"See PEP %d for the style of the scripts.\n", i, a, a, b, a, i%5, b, i%7+1, i%9+10)
+	}
+	// One document says "PEP 8" as written; many others mention pep and 8
+	// apart, more often.
+	docs["style.md"] = "# Script style\n\nScripts follow PEP 8 for layout.\n"
+	for i := 0; i < 12; i++ {
+		docs[fmt.Sprintf("pep%02d.md", i)] = "# PEP index\n\nThe pep list, pep owners and pep history: 8 items, 8 owners, 8 reviews.\n"
+	}
+	f.ingest(t, jobs.Layer{Name: "notes"}, docs)
+	st := f.open(t)
+	layers, err := st.Layers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []int64{layers[0].ID}
+	run := func(q string) []store.LexHit {
+		t.Helper()
+		s := &state{s: New(st), req: Request{Query: q}}
+		hits, _, err := s.lexical(ctx, ids, 10)
+		if err != nil {
+			t.Fatalf("lexical %q: %v", q, err)
+		}
+		return hits
+	}
+	saved := impactPerTerm
+	defer func() { impactPerTerm = saved }()
+	for _, q := range []string{"leave rule for staff", "payroll review every weeks", "backup and security notes in region 3",
+		"which contract notice", "PEP 8 style"} {
+		impactPerTerm = 0
+		exact := run(q)
+		impactPerTerm = 1000
+		impact := run(q)
+		if len(exact) == 0 || len(impact) != len(exact) {
+			t.Fatalf("%q: exact path %d hits, impact path %d", q, len(exact), len(impact))
+		}
+		for i := range exact {
+			if exact[i].ChunkID != impact[i].ChunkID || math.Abs(exact[i].Score-impact[i].Score) > 1e-9 {
+				t.Fatalf("%q: rank %d differs: exact %+v, impact %+v", q, i+1, exact[i], impact[i])
+			}
+		}
+	}
+
+	// Lists of two postings: neither 'pep' nor '8' reaches style.md by
+	// impact (the pep pages hold both words three times), so only the
+	// phrase lookup can bring it in.
+	impactPerTerm = 2
+	savedLimit := impactPhraseLimit
+	defer func() { impactPhraseLimit = savedLimit }()
+	var styleChunk int64
+	if err := f.pool.QueryRow(ctx, `SELECT c.id FROM strata.chunks c JOIN strata.documents d ON d.id = c.document_id
+		WHERE d.path = 'style.md' AND c.text LIKE '%PEP 8%'`).Scan(&styleChunk); err != nil {
+		t.Fatal(err)
+	}
+	found := func() (bool, bool) {
+		for _, h := range run("PEP 8") {
+			if h.ChunkID == styleChunk {
+				return true, len(h.Exact) == 1
+			}
+		}
+		return false, false
+	}
+	impactPhraseLimit = 0
+	if ok, _ := found(); ok {
+		t.Fatalf("with no phrase lookup style.md should be out of reach of two-posting lists; the test proves nothing")
+	}
+	impactPhraseLimit = savedLimit
+	if ok, exact := found(); !ok || !exact {
+		t.Fatalf("PEP 8 as written not found through the phrase lookup (found %v, exact %v)", ok, exact)
+	}
+	if !strings.Contains(docs["style.md"], "PEP 8") {
+		t.Fatal("fixture changed")
+	}
+}
