@@ -11,13 +11,13 @@
 
 -- postings_impact is BM25's term-frequency part for a lexeme occurring tf
 -- times in a chunk of len lexeme occurrences, in a layer whose average chunk
--- length is avglen, with queryd's k1 0.9 and b 0.4 (queryd/internal/search
+-- length is avglen, with queryd's k1 1.2 and b 0.4 (queryd/internal/search
 -- checks that its constants match). The average used is the layer's when the
 -- chunk was stored; it drifts slowly and only orders the candidates, since
 -- the final scores are computed afresh. refresh_lexical_stats recomputes it.
 CREATE FUNCTION strata.postings_impact(tf integer, len integer, avglen double precision) RETURNS real
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    AS $$ SELECT (tf * (0.9 + 1) / (tf + 0.9 * (1 - 0.4 + 0.4 * len / greatest(avglen, 1))))::real $$;
+    AS $$ SELECT (tf * (1.2 + 1) / (tf + 1.2 * (1 - 0.4 + 0.4 * len / greatest(avglen, 1))))::real $$;
 
 CREATE TABLE strata.postings (
     chunk_id bigint NOT NULL,

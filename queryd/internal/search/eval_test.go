@@ -378,7 +378,7 @@ func TestEvalSciFact(t *testing.T) {
 			s    scores
 		}{
 			{"ts_rank_cd (OR of lexemes)", e.score(split.qrels, func(q string) []int64 { return lexIDs(r.tsrank[q]) })},
-			{"BM25 (k1 0.9, b 0.4)", e.score(split.qrels, func(q string) []int64 { return lexIDs(r.lex[q]) })},
+			{fmt.Sprintf("BM25 (k1 %.1f, b %.1f)", bm25K1, bm25B), e.score(split.qrels, func(q string) []int64 { return lexIDs(r.lex[q]) })},
 			{"vector (" + st.model + ", windows)", e.score(split.qrels, func(q string) []int64 { return vecIDs(r.vec[q]) })},
 			{fmt.Sprintf("hybrid (k %d, weights %.2f/%.2f, 1 slot)", p.RRFK, p.LexicalWeight, p.VectorWeight),
 				e.score(split.qrels, func(q string) []int64 { return r.hybrid(q, p, 1) })},
@@ -426,6 +426,35 @@ func TestEvalTune(t *testing.T) {
 		s := e.score(qrels, func(q string) []int64 { return lexIDs(run.lex[q]) })
 		fmt.Printf("BM25 pruning lexemes in more than %.0f%% of chunks, budget %d: %.4f / %.4f, p50 %s p95 %s\n", 100*f, candidateBudget, s.ndcg, s.recall,
 			percentile(run.latency["bm25"], 0.5).Round(10*time.Microsecond), percentile(run.latency["bm25"], 0.95).Round(10*time.Microsecond))
+		return
+	}
+	if os.Getenv("STRATA_EVAL_IMPACT") == "1" {
+		// The impact-ordered path against scoring every GIN candidate, by
+		// the number of postings read per query lexeme.
+		saved := impactPerTerm
+		defer func() { impactPerTerm = saved }()
+		for _, m := range []int{0, 50, 100, 250, 500, 1000} {
+			impactPerTerm = m
+			run := e.runLexical(t, qrels)
+			s := e.score(qrels, func(q string) []int64 { return lexIDs(run.lex[q]) })
+			fmt.Printf("BM25, postings per lexeme %d (0: every GIN candidate): %.4f / %.4f, p50 %s p95 %s\n", m, s.ndcg, s.recall,
+				percentile(run.latency["bm25"], 0.5).Round(10*time.Microsecond), percentile(run.latency["bm25"], 0.95).Round(10*time.Microsecond))
+		}
+		return
+	}
+	if os.Getenv("STRATA_EVAL_BM25") == "1" {
+		// BM25's k1 and b, scored exactly (every GIN candidate).
+		sk, sb, sm := bm25K1, bm25B, impactPerTerm
+		defer func() { bm25K1, bm25B, impactPerTerm = sk, sb, sm }()
+		impactPerTerm = 0
+		for _, k1 := range []float64{0.6, 0.9, 1.2, 1.5} {
+			for _, b := range []float64{0.3, 0.4, 0.55, 0.75} {
+				bm25K1, bm25B = k1, b
+				run := e.runLexical(t, qrels)
+				s := e.score(qrels, func(q string) []int64 { return lexIDs(run.lex[q]) })
+				fmt.Printf("BM25 k1 %.2f b %.2f: %.4f / %.4f\n", k1, b, s.ndcg, s.recall)
+			}
+		}
 		return
 	}
 	if os.Getenv("STRATA_EVAL_LEXICAL") == "1" {
