@@ -2,6 +2,8 @@ package search
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"sort"
@@ -324,6 +326,17 @@ func millionEnv(b *testing.B, d *evalData, url string, emb *bowEmbedder) *benchE
 // search (cache off, top_k 10), and hybrid queries/s with 8 clients.
 func runSearchBench(b *testing.B, env *benchEnv) {
 	ctx := context.Background()
+	// STRATA_BENCH_IMPACT=M,C sets the impact path's postings per lexeme and
+	// candidates for this run.
+	if v := os.Getenv("STRATA_BENCH_IMPACT"); v != "" {
+		var m, c int
+		if _, err := fmt.Sscanf(v, "%d,%d", &m, &c); err != nil {
+			b.Fatalf("STRATA_BENCH_IMPACT=%q: want M,C: %v", v, err)
+		}
+		sm, sc := impactPerTerm, impactCandidates
+		impactPerTerm, impactCandidates = m, c
+		defer func() { impactPerTerm, impactCandidates = sm, sc }()
+	}
 	layers := []string{env.layer}
 	lexical := NewWithOptions(env.store, Options{KeywordSlots: 1})
 	hybrid := NewWithOptions(env.store, Options{Embedder: env.emb, KeywordSlots: 1})
@@ -460,4 +473,113 @@ func runSearchBench(b *testing.B, env *benchEnv) {
 		}
 		b.ReportMetric(0, "ns/op")
 	})
+}
+
+// BenchmarkLexicalImpactSweep compares settings of the impact-ordered
+// lexical channel on the million-chunk layer (STRATA_BENCH_MILLION=1, best
+// with STRATA_BENCH_DATABASE_URL so the layer is loaded once): for each
+// (postings per lexeme, candidates) it reports latency over the queries and
+// overlap@10 with exhaustive BM25 (every chunk holding a query lexeme
+// scored, no pruning) over the first STRATA_BENCH_AGREE_QUERIES (default 30).
+func BenchmarkLexicalImpactSweep(b *testing.B) {
+	if os.Getenv("STRATA_BENCH_MILLION") != "1" {
+		b.Skip("set STRATA_BENCH_MILLION=1 to run the 1-million-chunk benchmark")
+	}
+	env := setupMillion(b)
+	ctx := context.Background()
+	all, err := env.store.Layers(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ids []int64
+	for _, l := range all {
+		if l.Name == env.layer {
+			ids = append(ids, l.ID)
+		}
+	}
+	s := NewWithOptions(env.store, Options{KeywordSlots: 1})
+	top10 := func(q string) ([]int64, time.Duration) {
+		st := &state{s: s, req: Request{Query: q, Layers: []string{env.layer}, TopK: 10}}
+		t0 := time.Now()
+		hits, _, err := st.lexical(ctx, ids, defaultDepth)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(t0)
+		out := make([]int64, 0, 10)
+		for _, h := range hits[:min(10, len(hits))] {
+			out = append(out, h.ChunkID)
+		}
+		return out, d
+	}
+	agree := 30
+	if n, err := strconv.Atoi(os.Getenv("STRATA_BENCH_AGREE_QUERIES")); err == nil && n > 0 {
+		agree = n
+	}
+	agree = min(agree, len(env.queries))
+	sm, sc, sp := impactPerTerm, impactCandidates, pruneMinChunks
+	defer func() { impactPerTerm, impactCandidates, pruneMinChunks = sm, sc, sp }()
+	// The reference: exhaustive BM25.
+	impactPerTerm, pruneMinChunks = 0, math.MaxInt64
+	ref := make([][]int64, agree)
+	var refLat []time.Duration
+	for i := range agree {
+		var d time.Duration
+		ref[i], d = top10(env.queries[i])
+		refLat = append(refLat, d)
+	}
+	b.Logf("exhaustive BM25 over %d queries: p50 %s p95 %s", agree, percentile(refLat, 0.5).Round(time.Millisecond),
+		percentile(refLat, 0.95).Round(time.Millisecond))
+	pruneMinChunks = sp
+	type cfg struct{ m, c int }
+	cfgs := []cfg{{0, 0}, {500, 200}, {1000, 200}, {2000, 200}, {1000, 400}, {4000, 400}}
+	// STRATA_BENCH_SWEEP="M,C M,C ..." replaces the list.
+	if v := os.Getenv("STRATA_BENCH_SWEEP"); v != "" {
+		cfgs = nil
+		for _, f := range strings.Fields(v) {
+			var c cfg
+			if _, err := fmt.Sscanf(f, "%d,%d", &c.m, &c.c); err != nil {
+				b.Fatalf("STRATA_BENCH_SWEEP %q: %v", f, err)
+			}
+			cfgs = append(cfgs, c)
+		}
+	}
+	for _, c := range cfgs {
+		name := "gin-pruned"
+		if c.m > 0 {
+			name = "postings-" + strconv.Itoa(c.m) + "-candidates-" + strconv.Itoa(c.c)
+		}
+		b.Run(name, func(b *testing.B) {
+			impactPerTerm, impactCandidates = c.m, c.c
+			for b.Loop() {
+				var overlap, total float64
+				for i := range agree {
+					got, _ := top10(env.queries[i])
+					in := map[int64]bool{}
+					for _, id := range got {
+						in[id] = true
+					}
+					for _, id := range ref[i] {
+						if in[id] {
+							overlap++
+						}
+					}
+					total += float64(len(ref[i]))
+				}
+				var lat []time.Duration
+				n := len(env.queries)
+				if c.m == 0 {
+					n = agree // the GIN path is slow at this size
+				}
+				for _, q := range env.queries[:n] {
+					_, d := top10(q)
+					lat = append(lat, d)
+				}
+				b.ReportMetric(overlap/max(total, 1), "overlap@10")
+				b.ReportMetric(ms(percentile(lat, 0.5)), "p50_ms")
+				b.ReportMetric(ms(percentile(lat, 0.95)), "p95_ms")
+			}
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }

@@ -442,6 +442,60 @@ func TestEvalTune(t *testing.T) {
 		}
 		return
 	}
+	if os.Getenv("STRATA_EVAL_TITLE") == "1" {
+		// An estimate, not a feature: how much a title field could add. Each
+		// abstract's first line is its title; a chunk's BM25 score gains w x
+		// the idf of each query lexeme its title holds.
+		ctx := context.Background()
+		titles := map[int64]map[string]bool{}
+		rows, err := e.pool.Query(ctx, `SELECT c.id, ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', split_part(c.text, E'\n', 1))))
+			FROM strata.chunks c WHERE c.layer_id = $1`, e.layer.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var id int64
+			var ls []string
+			if err := rows.Scan(&id, &ls); err != nil {
+				t.Fatal(err)
+			}
+			titles[id] = map[string]bool{}
+			for _, l := range ls {
+				titles[id][l] = true
+			}
+		}
+		rows.Close()
+		run := e.runLexical(t, qrels)
+		idfs := map[string]map[string]float64{}
+		for qid := range qrels {
+			prep, err := e.store.PrepareLexical(ctx, e.data.queries[qid], nil, []int64{e.layer.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := float64(prep.Stats.Chunks)
+			idfs[qid] = map[string]float64{}
+			for _, l := range prep.Lexemes {
+				df := float64(prep.Stats.DF[l])
+				idfs[qid][l] = math.Log(1 + (n-df+0.5)/(df+0.5))
+			}
+		}
+		for _, w := range []float64{0, 0.1, 0.2, 0.3, 0.5, 0.75, 1} {
+			s := e.score(qrels, func(qid string) []int64 {
+				hits := append([]store.LexHit(nil), run.lex[qid]...)
+				for i := range hits {
+					for l, idf := range idfs[qid] {
+						if titles[hits[i].ChunkID][l] {
+							hits[i].Score += w * idf
+						}
+					}
+				}
+				sort.SliceStable(hits, func(a, b int) bool { return hits[a].Score > hits[b].Score })
+				return lexIDs(hits)
+			})
+			fmt.Printf("BM25 + %.2f x idf per query lexeme in the title: %.4f / %.4f\n", w, s.ndcg, s.recall)
+		}
+		return
+	}
 	if os.Getenv("STRATA_EVAL_BM25") == "1" {
 		// BM25's k1 and b, scored exactly (every GIN candidate).
 		sk, sb, sm := bm25K1, bm25B, impactPerTerm

@@ -81,8 +81,8 @@ var candidateBudget int64 = 0
 // Variables so that the evaluation can compare; docs/retrieval.md has the
 // figures.
 var (
-	impactPerTerm     = 1000
-	impactCandidates  = 200
+	impactPerTerm     = 2000
+	impactCandidates  = 300
 	impactPhraseLimit = 1000
 )
 
