@@ -162,8 +162,15 @@ func setupEval(t *testing.T) *evalEnv {
 			}
 		}
 		began := time.Now()
-		ingesttest.Ingest(t, pool, jobs.Layer{Name: evalLayer, Root: dir, ChunkSize: 8000},
-			ingesttest.Options{Vectorizer: windowVectorizer{emb}, Timeout: 2 * time.Hour})
+		// By default an abstract is one chunk with a vector per 90-word
+		// window; STRATA_EVAL_PRODUCT=1 ingests as a user's layer would be:
+		// the default chunk size and the daemon's one vector per chunk.
+		layer := jobs.Layer{Name: evalLayer, Root: dir, ChunkSize: 8000}
+		var vz jobs.Vectorizer = windowVectorizer{emb}
+		if os.Getenv("STRATA_EVAL_PRODUCT") == "1" {
+			layer.ChunkSize, vz = 0, jobs.SingleVector(emb)
+		}
+		ingesttest.Ingest(t, pool, layer, ingesttest.Options{Vectorizer: vz, Timeout: 2 * time.Hour})
 		t.Logf("ingested and embedded %d abstracts in %s", len(d.corpus), time.Since(began).Round(time.Second))
 	}
 	st, err := store.Open(ctx, url)
