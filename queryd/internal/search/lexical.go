@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"regexp"
 	"sort"
@@ -86,6 +87,22 @@ var (
 	impactPhraseLimit = 1000
 )
 
+// useImpact reports whether the lexical channel takes the impact-ordered
+// path for this request.
+func (st *state) useImpact() bool {
+	return impactPerTerm > 0 && len(st.req.MetadataFilter) == 0
+}
+
+// lexicalCandidates describes the lexical channel's choice of candidates
+// for explain.
+func (st *state) lexicalCandidates(depth int) string {
+	if st.useImpact() {
+		return fmt.Sprintf("postings: the best %d per query word and layer by BM25 impact; the %d best sums scored exactly",
+			impactPerTerm, max(impactCandidates, 4*depth))
+	}
+	return "gin: every chunk holding one of the query's rarer words scored exactly (metadata_filter set)"
+}
+
 // tsLiteral quotes a lexeme for a tsquery.
 func tsLiteral(l string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(l) + "'"
@@ -166,7 +183,7 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 	if len(q.Terms) == 0 {
 		return nil, terms, nil
 	}
-	if impactPerTerm > 0 && len(st.req.MetadataFilter) == 0 {
+	if st.useImpact() {
 		// Impact-ordered: each lexeme's best postings choose the candidates.
 		// A phrase whose rarest lexeme is in more chunks than a posting list
 		// is read for may hold chunks no list reaches: the GIN index adds

@@ -216,6 +216,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 		}
 		ex.Channels = append(ex.Channels, "lexical")
 		ex.ExactTerms = phrases
+		ex.LexicalCandidates = st.lexicalCandidates(depth)
 	}
 	vo := <-vecDone
 	if lexErr != nil {

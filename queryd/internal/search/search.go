@@ -112,10 +112,14 @@ type Explain struct {
 	EFSearch      int      `json:"ef_search,omitempty"`
 	MinSimilarity float64  `json:"min_similarity,omitempty"`
 	ExactTerms    []string `json:"exact_terms,omitempty"`
-	RoutedLayers  []string `json:"routed_layers,omitempty"`
-	References    []string `json:"references,omitempty"`
-	Cached        bool     `json:"cached"`
-	TookMS        float64  `json:"took_ms"`
+	// LexicalCandidates says how the lexical channel chose the chunks it
+	// scored: from the impact-ordered postings, or every GIN match (with a
+	// metadata_filter).
+	LexicalCandidates string   `json:"lexical_candidates,omitempty"`
+	RoutedLayers      []string `json:"routed_layers,omitempty"`
+	References        []string `json:"references,omitempty"`
+	Cached            bool     `json:"cached"`
+	TookMS            float64  `json:"took_ms"`
 }
 
 // Response is strata_search's answer.

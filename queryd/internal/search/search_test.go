@@ -253,6 +253,14 @@ func TestSearch(t *testing.T) {
 		if resp.Explain == nil || strings.Join(resp.Explain.Channels, ",") != "lexical,vector" || resp.Explain.RRFK == 0 {
 			t.Fatalf("top-level explain missing channels or fusion settings: %+v", resp.Explain)
 		}
+		if !strings.HasPrefix(resp.Explain.LexicalCandidates, "postings:") {
+			t.Errorf("an unfiltered search takes the postings path, explain says %q", resp.Explain.LexicalCandidates)
+		}
+		filtered := mustSearch(t, f.searcher(t), Request{Query: "notice agreement", Layers: []string{"contracts"},
+			MetadataFilter: map[string]string{"page": "1"}, Explain: true})
+		if filtered.Explain == nil || !strings.HasPrefix(filtered.Explain.LexicalCandidates, "gin:") {
+			t.Errorf("a filtered search takes the GIN path, explain: %+v", filtered.Explain)
+		}
 		for _, r := range resp.Results {
 			ex := r.Explain
 			if ex == nil || ex.Reason == "" {
