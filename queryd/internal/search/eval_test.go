@@ -386,7 +386,7 @@ func TestEvalSciFact(t *testing.T) {
 		}{
 			{"ts_rank_cd (OR of lexemes)", e.score(split.qrels, func(q string) []int64 { return lexIDs(r.tsrank[q]) })},
 			{fmt.Sprintf("BM25 (k1 %.1f, b %.1f)", bm25K1, bm25B), e.score(split.qrels, func(q string) []int64 { return lexIDs(r.lex[q]) })},
-			{"vector (" + st.model + ", windows)", e.score(split.qrels, func(q string) []int64 { return vecIDs(r.vec[q]) })},
+			{"vector (" + st.model + ")", e.score(split.qrels, func(q string) []int64 { return vecIDs(r.vec[q]) })},
 			{fmt.Sprintf("hybrid (k %d, weights %.2f/%.2f, 1 slot)", p.RRFK, p.LexicalWeight, p.VectorWeight),
 				e.score(split.qrels, func(q string) []int64 { return r.hybrid(q, p, 1) })},
 			{"hybrid, equal weights, k 60", e.score(split.qrels, func(q string) []int64 {
