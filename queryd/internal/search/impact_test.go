@@ -122,16 +122,29 @@ func TestImpactPathMatchesExact(t *testing.T) {
 		docs[fmt.Sprintf("pep%02d.md", i)] = "# PEP index\n\nThe pep list, pep owners and pep history: 8 items, 8 owners, 8 reviews.\n"
 	}
 	f.ingest(t, jobs.Layer{Name: "notes"}, docs)
+	// A second layer sharing some words: a search of both layers reads
+	// each layer's posting lists.
+	f.ingest(t, jobs.Layer{Name: "memos"}, map[string]string{
+		"m1.md": "# Memo\n\nThe leave rule changed for staff in region 3.\n",
+		"m2.md": "# Memo\n\nBackup of payroll data runs every two weeks.\n",
+	})
 	st := f.open(t)
 	layers, err := st.Layers(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ids := []int64{layers[0].ID}
+	var ids, both []int64
+	for _, l := range layers {
+		if l.Name == "notes" {
+			ids = append(ids, l.ID)
+		}
+		both = append(both, l.ID)
+	}
+	searchIDs := &ids
 	run := func(q string) []store.LexHit {
 		t.Helper()
 		s := &state{s: New(st), req: Request{Query: q}}
-		hits, _, err := s.lexical(ctx, ids, 10)
+		hits, _, err := s.lexical(ctx, *searchIDs, 10)
 		if err != nil {
 			t.Fatalf("lexical %q: %v", q, err)
 		}
@@ -154,6 +167,36 @@ func TestImpactPathMatchesExact(t *testing.T) {
 			}
 		}
 	}
+
+	// Both layers: the same ranking too, with hits from each layer.
+	searchIDs = &both
+	for _, q := range []string{"leave rule for staff in region 3", "payroll backup every weeks"} {
+		impactPerTerm = 0
+		exact := run(q)
+		impactPerTerm = 1000
+		impact := run(q)
+		if len(exact) == 0 || len(impact) != len(exact) {
+			t.Fatalf("%q over two layers: exact path %d hits, impact path %d", q, len(exact), len(impact))
+		}
+		for i := range exact {
+			if exact[i].ChunkID != impact[i].ChunkID || math.Abs(exact[i].Score-impact[i].Score) > 1e-9 {
+				t.Fatalf("%q over two layers: rank %d differs: exact %+v, impact %+v", q, i+1, exact[i], impact[i])
+			}
+		}
+		var memo bool
+		for _, h := range impact {
+			var layer string
+			if err := f.pool.QueryRow(ctx, `SELECT l.name FROM strata.chunks c JOIN strata.layers l ON l.id = c.layer_id
+				WHERE c.id = $1`, h.ChunkID).Scan(&layer); err != nil {
+				t.Fatal(err)
+			}
+			memo = memo || layer == "memos"
+		}
+		if !memo {
+			t.Errorf("%q over two layers found nothing in memos", q)
+		}
+	}
+	searchIDs = &ids
 
 	// Lists of two postings: neither 'pep' nor '8' reaches style.md by
 	// impact (the pep pages hold both words three times), so only the
