@@ -229,3 +229,64 @@ func TestImpactPathMatchesExact(t *testing.T) {
 		t.Fatal("fixture changed")
 	}
 }
+
+// TestImpactPathWithFilter: a metadata_filter that most candidates pass
+// stays on the postings path; one that leaves fewer than the depth sends
+// the search to the GIN path. Either way the ranking is the exact one.
+func TestImpactPathWithFilter(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	docs := map[string]string{}
+	for i := 0; i < 40; i++ {
+		team := "ops"
+		if i%10 == 0 {
+			team = "hr"
+		}
+		docs[fmt.Sprintf("n%02d.md", i)] = fmt.Sprintf("---\nteam: %s\n---\n# Rota %d\n\nThe backup rota for week %d names "+
+			"who restores the payroll backup and who checks the backup logs.\n", team, i, i)
+	}
+	f.ingest(t, jobs.Layer{Name: "rota"}, docs)
+	st := f.open(t)
+	layers, err := st.Layers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []int64{layers[0].ID}
+	saved := impactPerTerm
+	defer func() { impactPerTerm = saved }()
+	for _, c := range []struct {
+		team, path string
+	}{{"ops", "postings:"}, {"hr", "gin:"}} {
+		run := func(m int) ([]store.LexHit, string) {
+			impactPerTerm = m
+			s := &state{s: New(st), req: Request{Query: "payroll backup logs", MetadataFilter: map[string]string{"team": c.team}}}
+			hits, _, err := s.lexical(ctx, ids, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return hits, s.lexPath
+		}
+		exact, _ := run(0)
+		got, path := run(saved)
+		if !strings.HasPrefix(path, c.path) {
+			t.Errorf("team %s: want the %s path, explain says %q", c.team, c.path, path)
+		}
+		if len(got) == 0 || len(got) != len(exact) {
+			t.Fatalf("team %s: %d hits, exact path %d", c.team, len(got), len(exact))
+		}
+		for i := range exact {
+			if got[i].ChunkID != exact[i].ChunkID {
+				t.Fatalf("team %s: rank %d differs from the exact path", c.team, i+1)
+			}
+		}
+		for _, h := range got {
+			var team string
+			if err := f.pool.QueryRow(ctx, `SELECT metadata->>'team' FROM strata.chunks WHERE id = $1`, h.ChunkID).Scan(&team); err != nil {
+				t.Fatal(err)
+			}
+			if team != c.team {
+				t.Fatalf("team %s: a hit of team %q passed the filter", c.team, team)
+			}
+		}
+	}
+}

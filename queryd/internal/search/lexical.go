@@ -72,13 +72,14 @@ var (
 var candidateBudget int64 = 0
 
 // The impact-ordered path (strata.postings, migration 0006) serves every
-// search without a metadata_filter: impactPerTerm postings per query lexeme
+// search first: impactPerTerm postings per query lexeme
 // and layer, best impact first; the impactCandidates chunks (at least 4 x
 // the channel's depth) with the highest sum of idf x impact are scored
 // exactly; impactPhraseLimit bounds the chunks the GIN index adds for exact
-// terms made only of common words. A search with a metadata_filter scores
-// every chunk the GIN index selects, so the filter never hides a match the
-// postings did not reach. impactPerTerm 0 turns the impact path off.
+// terms made only of common words. When a metadata_filter leaves fewer
+// than the channel's depth of those candidates, the search scores every
+// chunk the GIN index selects instead, so the filter never hides a match
+// the postings did not reach. impactPerTerm 0 turns the impact path off.
 // Variables so that the evaluation can compare; docs/retrieval.md has the
 // figures.
 var (
@@ -86,22 +87,6 @@ var (
 	impactCandidates  = 300
 	impactPhraseLimit = 1000
 )
-
-// useImpact reports whether the lexical channel takes the impact-ordered
-// path for this request.
-func (st *state) useImpact() bool {
-	return impactPerTerm > 0 && len(st.req.MetadataFilter) == 0
-}
-
-// lexicalCandidates describes the lexical channel's choice of candidates
-// for explain.
-func (st *state) lexicalCandidates(depth int) string {
-	if st.useImpact() {
-		return fmt.Sprintf("postings: the best %d per query word and layer by BM25 impact; the %d best sums scored exactly",
-			impactPerTerm, max(impactCandidates, 4*depth))
-	}
-	return "gin: every chunk holding one of the query's rarer words scored exactly (metadata_filter set)"
-}
 
 // tsLiteral quotes a lexeme for a tsquery.
 func tsLiteral(l string) string {
@@ -183,13 +168,13 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 	if len(q.Terms) == 0 {
 		return nil, terms, nil
 	}
-	if st.useImpact() {
+	if impactPerTerm > 0 {
 		// Impact-ordered: each lexeme's best postings choose the candidates.
 		// A phrase whose rarest lexeme is in more chunks than a posting list
 		// is read for may hold chunks no list reaches: the GIN index adds
 		// them.
-		q.Impact = &store.ImpactSelect{PerTerm: impactPerTerm, Candidates: max(impactCandidates, 4*depth),
-			PhraseLimit: impactPhraseLimit}
+		cands := max(impactCandidates, 4*depth)
+		q.Impact = &store.ImpactSelect{PerTerm: impactPerTerm, Candidates: cands, PhraseLimit: impactPhraseLimit}
 		var far []string
 		for i, ph := range phrases {
 			if rarestDF[i] > int64(impactPerTerm) {
@@ -201,7 +186,20 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 		if err != nil {
 			return nil, nil, err
 		}
-		return hits, terms, nil
+		// Without a filter, fewer hits than depth means the lists held
+		// every chunk with a query word. With one, the candidates that
+		// pass it may be too few while other chunks would pass: a filter
+		// must never hide a match, so the GIN path scores them all.
+		if len(st.req.MetadataFilter) == 0 || len(hits) >= depth {
+			st.lexPath = fmt.Sprintf("postings: the best %d per query word and layer by BM25 impact; the %d best sums scored exactly",
+				impactPerTerm, cands)
+			return hits, terms, nil
+		}
+		q.Impact = nil
+		st.lexPath = fmt.Sprintf("gin: the metadata_filter left %d of the postings' candidates, fewer than %d; "+
+			"every chunk holding one of the query's rarer words scored exactly", len(hits), depth)
+	} else {
+		st.lexPath = "gin: every chunk holding one of the query's rarer words scored exactly"
 	}
 	if len(match) == 0 {
 		// Only common words: the rarest of them select the candidates.

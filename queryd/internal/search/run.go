@@ -52,6 +52,9 @@ type state struct {
 	// channels restricts the channels (the evaluation runs each alone).
 	noVector, noLexical bool
 
+	// lexPath says how the last lexical search chose its candidates.
+	lexPath string
+
 	vecDone bool
 	vec     []float32
 	vecErr  error
@@ -216,7 +219,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 		}
 		ex.Channels = append(ex.Channels, "lexical")
 		ex.ExactTerms = phrases
-		ex.LexicalCandidates = st.lexicalCandidates(depth)
+		ex.LexicalCandidates = st.lexPath
 	}
 	vo := <-vecDone
 	if lexErr != nil {
