@@ -274,7 +274,11 @@ func (s *Store) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 		// ids: the candidates, from the GIN index (Match) or from the
 		// postings (Impact); the index postings_impact serves each lateral
 		// read as an index-only scan of one lexeme's best chunks in a layer.
-		ids := `ids AS MATERIALIZED (SELECT c.id FROM strata.chunks c WHERE c.tsv @@ $11::tsquery)`
+		// The GIN path checks layer and filter with the match, so a
+		// selective filter can narrow the candidates through the
+		// chunks_metadata index before any row is read.
+		ids := `ids AS MATERIALIZED (SELECT c.id FROM strata.chunks c
+			WHERE c.tsv @@ $11::tsquery AND c.layer_id = ANY($3) AND c.metadata @> $4::jsonb)`
 		args := []any{q.Terms, q.IDF, q.LayerIDs, string(filter), q.K1, q.B, q.AvgLen, phrases, boosts, q.Limit, q.Match}
 		if im := q.Impact; im != nil {
 			ids = `ids AS MATERIALIZED (
