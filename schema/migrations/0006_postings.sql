@@ -29,21 +29,13 @@ CREATE TABLE strata.postings (
 -- Serves "the best chunks of this lexeme in this layer" as an index-only scan.
 CREATE INDEX postings_impact ON strata.postings (lexeme, layer_id, impact DESC) INCLUDE (chunk_id);
 
--- The statement triggers of 0003 keep the postings too. Insert: after the
--- layer's counts are updated, so the average length includes the new
--- chunks. Delete: by the primary key's chunk_id prefix.
-CREATE OR REPLACE FUNCTION strata.chunks_stats_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Statement triggers beside 0003's keep the postings. Triggers of one event
+-- fire in the order of their names, so chunks_stats_insert (0003) has
+-- already counted the new chunks in the layer's average length when
+-- chunks_stats_insert_postings runs. Deletes go by the primary key's
+-- chunk_id prefix.
+CREATE FUNCTION strata.chunks_postings_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO strata.lexical_layer_stats AS s (layer_id, chunks, total_len, changed_at)
-    SELECT layer_id, count(*), coalesce(sum(tsv_len), 0), now()
-    FROM new_chunks GROUP BY layer_id ORDER BY layer_id
-    ON CONFLICT (layer_id) DO UPDATE SET chunks = s.chunks + EXCLUDED.chunks,
-        total_len = s.total_len + EXCLUDED.total_len, changed_at = now();
-    INSERT INTO strata.lexeme_stats AS s (lexeme, layer_id, df)
-    SELECT u.lexeme, n.layer_id, count(*)
-    FROM new_chunks n, unnest(n.tsv) u
-    GROUP BY u.lexeme, n.layer_id ORDER BY u.lexeme, n.layer_id
-    ON CONFLICT (lexeme, layer_id) DO UPDATE SET df = s.df + EXCLUDED.df;
     INSERT INTO strata.postings (chunk_id, lexeme, layer_id, impact)
     SELECT n.id, u.lexeme, n.layer_id,
         strata.postings_impact(coalesce(array_length(u.positions, 1), 1), n.tsv_len,
@@ -52,35 +44,23 @@ BEGIN
     RETURN NULL;
 END $$;
 
-CREATE OR REPLACE FUNCTION strata.chunks_stats_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION strata.chunks_postings_delete() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE strata.lexical_layer_stats s SET chunks = greatest(s.chunks - d.n, 0),
-        total_len = greatest(s.total_len - d.len, 0), changed_at = now()
-    FROM (SELECT layer_id, count(*) AS n, coalesce(sum(tsv_len), 0) AS len
-          FROM old_chunks GROUP BY layer_id) d
-    WHERE s.layer_id = d.layer_id;
-    UPDATE strata.lexeme_stats s SET df = s.df - d.n
-    FROM (SELECT u.lexeme, o.layer_id, count(*) AS n
-          FROM old_chunks o, unnest(o.tsv) u GROUP BY u.lexeme, o.layer_id) d
-    WHERE s.lexeme = d.lexeme AND s.layer_id = d.layer_id;
     DELETE FROM strata.postings p USING old_chunks o WHERE p.chunk_id = o.id;
     RETURN NULL;
 END $$;
 
--- refresh_lexical_stats also rebuilds the layer's postings with the layer's
--- current average length, and drops the postings of deleted layers.
-CREATE OR REPLACE FUNCTION strata.refresh_lexical_stats(p_layer_id bigint) RETURNS void LANGUAGE plpgsql AS $$
+CREATE TRIGGER chunks_stats_insert_postings AFTER INSERT ON strata.chunks
+    REFERENCING NEW TABLE AS new_chunks FOR EACH STATEMENT EXECUTE FUNCTION strata.chunks_postings_insert();
+CREATE TRIGGER chunks_stats_delete_postings AFTER DELETE ON strata.chunks
+    REFERENCING OLD TABLE AS old_chunks FOR EACH STATEMENT EXECUTE FUNCTION strata.chunks_postings_delete();
+
+-- refresh_postings rebuilds a layer's postings with the layer's current
+-- average length, and drops the postings of deleted layers.
+CREATE FUNCTION strata.refresh_postings(p_layer_id bigint) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
     avglen double precision;
 BEGIN
-    INSERT INTO strata.lexical_layer_stats AS s (layer_id, chunks, total_len, changed_at)
-    SELECT p_layer_id, count(*), coalesce(sum(tsv_len), 0), now() FROM strata.chunks WHERE layer_id = p_layer_id
-    ON CONFLICT (layer_id) DO UPDATE SET chunks = EXCLUDED.chunks, total_len = EXCLUDED.total_len,
-        changed_at = s.changed_at;
-    DELETE FROM strata.lexeme_stats WHERE layer_id = p_layer_id;
-    INSERT INTO strata.lexeme_stats (lexeme, layer_id, df)
-    SELECT word, p_layer_id, ndoc
-    FROM ts_stat(format('SELECT tsv FROM strata.chunks WHERE layer_id = %s', p_layer_id));
     SELECT total_len::double precision / greatest(chunks, 1) INTO avglen
     FROM strata.lexical_layer_stats WHERE layer_id = p_layer_id;
     DELETE FROM strata.postings WHERE layer_id = p_layer_id;
@@ -88,9 +68,17 @@ BEGIN
     SELECT c.id, u.lexeme, c.layer_id,
         strata.postings_impact(coalesce(array_length(u.positions, 1), 1), c.tsv_len, avglen)
     FROM strata.chunks c, unnest(c.tsv) u WHERE c.layer_id = p_layer_id ORDER BY c.id;
-    DELETE FROM strata.lexeme_stats WHERE layer_id NOT IN (SELECT id FROM strata.layers);
-    DELETE FROM strata.lexical_layer_stats WHERE layer_id NOT IN (SELECT id FROM strata.layers);
     DELETE FROM strata.postings WHERE layer_id NOT IN (SELECT id FROM strata.layers);
 END $$;
 
-SELECT strata.refresh_lexical_stats(id) FROM strata.layers;
+-- refresh_lexical_stats keeps its name and now repairs the postings too:
+-- 0003's body becomes refresh_lexical_counts, and the postings are rebuilt
+-- after it, from the counts it recomputed.
+ALTER FUNCTION strata.refresh_lexical_stats(bigint) RENAME TO refresh_lexical_counts;
+CREATE FUNCTION strata.refresh_lexical_stats(p_layer_id bigint) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM strata.refresh_lexical_counts(p_layer_id);
+    PERFORM strata.refresh_postings(p_layer_id);
+END $$;
+
+SELECT strata.refresh_postings(id) FROM strata.layers;

@@ -15,10 +15,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/jobs"
-	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
 // BenchmarkSearchMillion is BenchmarkSearch at about a million chunks. It
@@ -82,17 +80,7 @@ func setupMillion(b *testing.B) *benchEnv {
 	emb := &bowEmbedder{dims: 512}
 	// STRATA_BENCH_DATABASE_URL keeps the loaded chunks between runs: a
 	// database that already holds the layer is searched as it is.
-	url := os.Getenv("STRATA_BENCH_DATABASE_URL")
-	var pool *pgxpool.Pool
-	if url == "" {
-		pool, url = dbtest.NewPool(b)
-	} else {
-		var err error
-		if pool, err = pgxpool.New(ctx, url); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(pool.Close)
-	}
+	pool, url := poolFromEnv(b, "STRATA_BENCH_DATABASE_URL")
 	ingesttest.Migrate(b, pool)
 	var have int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM strata.chunks c JOIN strata.layers l ON l.id = c.layer_id
@@ -101,7 +89,7 @@ func setupMillion(b *testing.B) *benchEnv {
 	}
 	if have > 0 {
 		b.Logf("reusing %d chunks of layer bench", have)
-		return millionEnv(b, d, url, emb)
+		return millionEnv(b, d, pool, url, emb)
 	}
 	l, err := jobs.UpsertLayer(ctx, pool, jobs.Layer{Name: "bench", Root: "/nonexistent", AnswerMode: "grounded", ChunkSize: 8000})
 	if err != nil {
@@ -124,6 +112,7 @@ func setupMillion(b *testing.B) *benchEnv {
 	// the load instead.
 	for _, q := range []string{
 		`ALTER TABLE strata.chunks DISABLE TRIGGER chunks_stats_insert`,
+		`ALTER TABLE strata.chunks DISABLE TRIGGER chunks_stats_insert_postings`,
 		`DROP INDEX strata.chunks_tsv`,
 	} {
 		if _, err := pool.Exec(ctx, q); err != nil {
@@ -215,6 +204,7 @@ func setupMillion(b *testing.B) *benchEnv {
 		`SET max_parallel_maintenance_workers = 1`,
 		`CREATE INDEX chunks_tsv ON strata.chunks USING gin (tsv)`,
 		`ALTER TABLE strata.chunks ENABLE TRIGGER chunks_stats_insert`,
+		`ALTER TABLE strata.chunks ENABLE TRIGGER chunks_stats_insert_postings`,
 	} {
 		if _, err := conn.Exec(ctx, q); err != nil {
 			b.Fatal(err)
@@ -289,36 +279,28 @@ func setupMillion(b *testing.B) *benchEnv {
 		b.Fatal(err)
 	}
 	b.Logf("VACUUM ANALYZE in %s", time.Since(t0).Round(time.Second))
-	return millionEnv(b, d, url, emb)
+	return millionEnv(b, d, pool, url, emb)
 }
 
-func millionEnv(b *testing.B, d *evalData, url string, emb *bowEmbedder) *benchEnv {
-	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer pool.Close()
+func millionEnv(b *testing.B, d *evalData, pool *pgxpool.Pool, url string, emb *bowEmbedder) *benchEnv {
 	var size string
-	if err := pool.QueryRow(ctx, `SELECT pg_size_pretty(pg_database_size(current_database()))`).Scan(&size); err != nil {
+	if err := pool.QueryRow(context.Background(), `SELECT pg_size_pretty(pg_database_size(current_database()))`).Scan(&size); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("database size %s", size)
-
-	st, err := store.Open(ctx, url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(st.Close)
-	env := &benchEnv{store: st, emb: emb, layer: "bench"}
-	for qid := range d.test {
-		env.queries = append(env.queries, d.queries[qid])
-	}
-	sort.Strings(env.queries)
+	env := newBenchEnv(b, url, emb, d)
 	if n, err := strconv.Atoi(os.Getenv("STRATA_BENCH_QUERIES")); err == nil && n > 0 && n < len(env.queries) {
 		env.queries = env.queries[:n]
 	}
 	return env
+}
+
+// impactSetting parses "M,C": postings per lexeme and candidates.
+func impactSetting(b *testing.B, v string) (m, c int) {
+	if _, err := fmt.Sscanf(v, "%d,%d", &m, &c); err != nil {
+		b.Fatalf("impact setting %q: want postings per lexeme and candidates, M,C: %v", v, err)
+	}
+	return m, c
 }
 
 // runSearchBench measures env as BenchmarkSearch does: p50 and p95 over the
@@ -329,12 +311,8 @@ func runSearchBench(b *testing.B, env *benchEnv) {
 	// STRATA_BENCH_IMPACT=M,C sets the impact path's postings per lexeme and
 	// candidates for this run.
 	if v := os.Getenv("STRATA_BENCH_IMPACT"); v != "" {
-		var m, c int
-		if _, err := fmt.Sscanf(v, "%d,%d", &m, &c); err != nil {
-			b.Fatalf("STRATA_BENCH_IMPACT=%q: want M,C: %v", v, err)
-		}
 		sm, sc := impactPerTerm, impactCandidates
-		impactPerTerm, impactCandidates = m, c
+		impactPerTerm, impactCandidates = impactSetting(b, v)
 		defer func() { impactPerTerm, impactCandidates = sm, sc }()
 	}
 	layers := []string{env.layer}
@@ -383,55 +361,25 @@ func runSearchBench(b *testing.B, env *benchEnv) {
 	// it returns too, over the first 50 queries (the exact path is slow at a
 	// million chunks).
 	b.Run("lexical-agreement", func(b *testing.B) {
-		all, err := env.store.Layers(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		var ids []int64
-		for _, l := range all {
-			if l.Name == env.layer {
-				ids = append(ids, l.ID)
-			}
-		}
-		top10 := func(q string) ([]int64, time.Duration) {
-			st := &state{s: lexical, req: Request{Query: q, Layers: layers, TopK: 10}}
-			t0 := time.Now()
-			hits, _, err := st.lexical(ctx, ids, 10)
-			if err != nil {
-				b.Fatal(err)
-			}
-			out := make([]int64, 0, len(hits))
-			for _, h := range hits {
-				out = append(out, h.ChunkID)
-			}
-			return out, time.Since(t0)
-		}
+		ids := env.layerIDs(b)
 		saved := impactPerTerm
 		defer func() { impactPerTerm = saved }()
 		for b.Loop() {
-			var overlap, total float64
+			var same, total float64
 			var exactLat []time.Duration
 			for i, q := range env.queries {
 				if i == 50 {
 					break
 				}
 				impactPerTerm = saved
-				got, _ := top10(q)
+				got, _ := env.lexicalTop10(b, lexical, ids, q, 10)
 				impactPerTerm = 0
-				want, d := top10(q)
+				want, d := env.lexicalTop10(b, lexical, ids, q, 10)
 				exactLat = append(exactLat, d)
-				in := map[int64]bool{}
-				for _, id := range got {
-					in[id] = true
-				}
-				for _, id := range want {
-					if in[id] {
-						overlap++
-					}
-				}
+				same += float64(overlap(got, want))
 				total += float64(len(want))
 			}
-			b.ReportMetric(overlap/max(total, 1), "overlap@10")
+			b.ReportMetric(same/max(total, 1), "overlap@10")
 			b.ReportMetric(ms(percentile(exactLat, 0.5)), "exact_p50_ms")
 			b.ReportMetric(ms(percentile(exactLat, 0.95)), "exact_p95_ms")
 		}
@@ -486,32 +434,9 @@ func BenchmarkLexicalImpactSweep(b *testing.B) {
 		b.Skip("set STRATA_BENCH_MILLION=1 to run the 1-million-chunk benchmark")
 	}
 	env := setupMillion(b)
-	ctx := context.Background()
-	all, err := env.store.Layers(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var ids []int64
-	for _, l := range all {
-		if l.Name == env.layer {
-			ids = append(ids, l.ID)
-		}
-	}
+	ids := env.layerIDs(b)
 	s := NewWithOptions(env.store, Options{KeywordSlots: 1})
-	top10 := func(q string) ([]int64, time.Duration) {
-		st := &state{s: s, req: Request{Query: q, Layers: []string{env.layer}, TopK: 10}}
-		t0 := time.Now()
-		hits, _, err := st.lexical(ctx, ids, defaultDepth)
-		if err != nil {
-			b.Fatal(err)
-		}
-		d := time.Since(t0)
-		out := make([]int64, 0, 10)
-		for _, h := range hits[:min(10, len(hits))] {
-			out = append(out, h.ChunkID)
-		}
-		return out, d
-	}
+	top10 := func(q string) ([]int64, time.Duration) { return env.lexicalTop10(b, s, ids, q, defaultDepth) }
 	agree := 30
 	if n, err := strconv.Atoi(os.Getenv("STRATA_BENCH_AGREE_QUERIES")); err == nil && n > 0 {
 		agree = n
@@ -538,9 +463,7 @@ func BenchmarkLexicalImpactSweep(b *testing.B) {
 		cfgs = nil
 		for _, f := range strings.Fields(v) {
 			var c cfg
-			if _, err := fmt.Sscanf(f, "%d,%d", &c.m, &c.c); err != nil {
-				b.Fatalf("STRATA_BENCH_SWEEP %q: %v", f, err)
-			}
+			c.m, c.c = impactSetting(b, f)
 			cfgs = append(cfgs, c)
 		}
 	}
@@ -552,18 +475,10 @@ func BenchmarkLexicalImpactSweep(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			impactPerTerm, impactCandidates = c.m, c.c
 			for b.Loop() {
-				var overlap, total float64
+				var same, total float64
 				for i := range agree {
 					got, _ := top10(env.queries[i])
-					in := map[int64]bool{}
-					for _, id := range got {
-						in[id] = true
-					}
-					for _, id := range ref[i] {
-						if in[id] {
-							overlap++
-						}
-					}
+					same += float64(overlap(got, ref[i]))
 					total += float64(len(ref[i]))
 				}
 				var lat []time.Duration
@@ -575,7 +490,7 @@ func BenchmarkLexicalImpactSweep(b *testing.B) {
 					_, d := top10(q)
 					lat = append(lat, d)
 				}
-				b.ReportMetric(overlap/max(total, 1), "overlap@10")
+				b.ReportMetric(same/max(total, 1), "overlap@10")
 				b.ReportMetric(ms(percentile(lat, 0.5)), "p50_ms")
 				b.ReportMetric(ms(percentile(lat, 0.95)), "p95_ms")
 			}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -120,7 +121,14 @@ func setupBench(b *testing.B) *benchEnv {
 	if _, err := pool.Exec(ctx, `VACUUM ANALYZE`); err != nil {
 		b.Fatal(err)
 	}
-	st, err := store.Open(ctx, url)
+	b.Logf("loaded %d chunks", len(ids))
+	return newBenchEnv(b, url, emb, d)
+}
+
+// newBenchEnv opens the store on url for layer "bench", with SciFact's test
+// queries in text order.
+func newBenchEnv(b *testing.B, url string, emb *bowEmbedder, d *evalData) *benchEnv {
+	st, err := store.Open(context.Background(), url)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -130,8 +138,54 @@ func setupBench(b *testing.B) *benchEnv {
 		env.queries = append(env.queries, d.queries[qid])
 	}
 	sort.Strings(env.queries)
-	b.Logf("loaded %d chunks", len(ids))
 	return env
+}
+
+// layerIDs returns the ids of the benchmark's layer.
+func (env *benchEnv) layerIDs(b *testing.B) []int64 {
+	all, err := env.store.Layers(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ids []int64
+	for _, l := range all {
+		if l.Name == env.layer {
+			ids = append(ids, l.ID)
+		}
+	}
+	return ids
+}
+
+// lexicalTop10 runs the lexical channel alone at depth and returns the ids
+// of its first ten hits and how long it took.
+func (env *benchEnv) lexicalTop10(b *testing.B, s *Searcher, ids []int64, q string, depth int) ([]int64, time.Duration) {
+	st := &state{s: s, req: Request{Query: q, Layers: []string{env.layer}, TopK: 10}}
+	t0 := time.Now()
+	hits, _, err := st.lexical(context.Background(), ids, depth)
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := time.Since(t0)
+	out := make([]int64, 0, 10)
+	for _, h := range hits[:min(10, len(hits))] {
+		out = append(out, h.ChunkID)
+	}
+	return out, d
+}
+
+// overlap counts the ids of want that got holds too.
+func overlap(got, want []int64) int {
+	in := map[int64]bool{}
+	for _, id := range got {
+		in[id] = true
+	}
+	n := 0
+	for _, id := range want {
+		if in[id] {
+			n++
+		}
+	}
+	return n
 }
 
 // BenchmarkSearch reports strata_search latency (p50, p95 over the 300

@@ -18,7 +18,6 @@ import (
 
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/embed/uselite"
-	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/internal/testenv"
 	"github.com/stratakb/stratakb/jobs"
@@ -138,17 +137,7 @@ func setupEval(t *testing.T) *evalEnv {
 	}
 	ctx := context.Background()
 	d := loadSciFact(t)
-	url := os.Getenv("STRATA_EVAL_DATABASE_URL")
-	var pool *pgxpool.Pool
-	if url == "" {
-		pool, url = dbtest.NewPool(t)
-	} else {
-		var err error
-		if pool, err = pgxpool.New(ctx, url); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(pool.Close)
-	}
+	pool, url := poolFromEnv(t, "STRATA_EVAL_DATABASE_URL")
 	ingesttest.Migrate(t, pool)
 	emb := loadUSELite(t)
 	var n int

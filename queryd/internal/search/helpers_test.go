@@ -101,6 +101,23 @@ func writeFiles(t testing.TB, dir string, files map[string]string) {
 	}
 }
 
+// poolFromEnv connects to the database named by the environment variable
+// env, which keeps what a slow evaluation or benchmark loaded between runs;
+// without it, to a fresh test database.
+func poolFromEnv(tb testing.TB, env string) (*pgxpool.Pool, string) {
+	tb.Helper()
+	url := os.Getenv(env)
+	if url == "" {
+		return dbtest.NewPool(tb)
+	}
+	pool, err := pgxpool.New(context.Background(), url)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(pool.Close)
+	return pool, url
+}
+
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	pool, url := dbtest.NewPool(t)

@@ -140,49 +140,44 @@ func TestImpactPathMatchesExact(t *testing.T) {
 		}
 		both = append(both, l.ID)
 	}
-	searchIDs := &ids
-	run := func(q string) []store.LexHit {
+	run := func(q string, ids []int64) []store.LexHit {
 		t.Helper()
 		s := &state{s: New(st), req: Request{Query: q}}
-		hits, _, err := s.lexical(ctx, *searchIDs, 10)
+		hits, _, err := s.lexical(ctx, ids, 10)
 		if err != nil {
 			t.Fatalf("lexical %q: %v", q, err)
 		}
 		return hits
 	}
+	// sameAsExact runs q on the GIN path and on the postings path with lists
+	// of 1,000, fails unless both rank the same chunks with the same scores,
+	// and returns the postings path's hits.
+	sameAsExact := func(q, label string, ids []int64) []store.LexHit {
+		t.Helper()
+		impactPerTerm = 0
+		exact := run(q, ids)
+		impactPerTerm = 1000
+		impact := run(q, ids)
+		if len(exact) == 0 || len(impact) != len(exact) {
+			t.Fatalf("%q%s: exact path %d hits, impact path %d", q, label, len(exact), len(impact))
+		}
+		for i := range exact {
+			if exact[i].ChunkID != impact[i].ChunkID || math.Abs(exact[i].Score-impact[i].Score) > 1e-9 {
+				t.Fatalf("%q%s: rank %d differs: exact %+v, impact %+v", q, label, i+1, exact[i], impact[i])
+			}
+		}
+		return impact
+	}
 	saved := impactPerTerm
 	defer func() { impactPerTerm = saved }()
 	for _, q := range []string{"leave rule for staff", "payroll review every weeks", "backup and security notes in region 3",
 		"which contract notice", "PEP 8 style"} {
-		impactPerTerm = 0
-		exact := run(q)
-		impactPerTerm = 1000
-		impact := run(q)
-		if len(exact) == 0 || len(impact) != len(exact) {
-			t.Fatalf("%q: exact path %d hits, impact path %d", q, len(exact), len(impact))
-		}
-		for i := range exact {
-			if exact[i].ChunkID != impact[i].ChunkID || math.Abs(exact[i].Score-impact[i].Score) > 1e-9 {
-				t.Fatalf("%q: rank %d differs: exact %+v, impact %+v", q, i+1, exact[i], impact[i])
-			}
-		}
+		sameAsExact(q, "", ids)
 	}
 
 	// Both layers: the same ranking too, with hits from each layer.
-	searchIDs = &both
 	for _, q := range []string{"leave rule for staff in region 3", "payroll backup every weeks"} {
-		impactPerTerm = 0
-		exact := run(q)
-		impactPerTerm = 1000
-		impact := run(q)
-		if len(exact) == 0 || len(impact) != len(exact) {
-			t.Fatalf("%q over two layers: exact path %d hits, impact path %d", q, len(exact), len(impact))
-		}
-		for i := range exact {
-			if exact[i].ChunkID != impact[i].ChunkID || math.Abs(exact[i].Score-impact[i].Score) > 1e-9 {
-				t.Fatalf("%q over two layers: rank %d differs: exact %+v, impact %+v", q, i+1, exact[i], impact[i])
-			}
-		}
+		impact := sameAsExact(q, " over two layers", both)
 		var memo bool
 		for _, h := range impact {
 			var layer string
@@ -196,7 +191,6 @@ func TestImpactPathMatchesExact(t *testing.T) {
 			t.Errorf("%q over two layers found nothing in memos", q)
 		}
 	}
-	searchIDs = &ids
 
 	// Lists of two postings: neither 'pep' nor '8' reaches style.md by
 	// impact (the pep pages hold both words three times), so only the
@@ -210,7 +204,7 @@ func TestImpactPathMatchesExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	found := func() (bool, bool) {
-		for _, h := range run("PEP 8") {
+		for _, h := range run("PEP 8", ids) {
 			if h.ChunkID == styleChunk {
 				return true, len(h.Exact) == 1
 			}
