@@ -32,7 +32,7 @@ func TestReadmeFlow(t *testing.T) {
 	bin := t.TempDir()
 	ingestd := build(t, root, bin, "ingestd")
 	queryd := build(t, root, bin, "queryd")
-	env := append(os.Environ(), "DATABASE_URL="+url)
+	env := append(withoutDatabaseURLs(os.Environ()), "DATABASE_URL="+url)
 
 	add := exec.Command(ingestd, "add", "fixtures/handbook", "--layer", "handbook", "--wait")
 	add.Dir, add.Env = root, env
@@ -41,7 +41,24 @@ func TestReadmeFlow(t *testing.T) {
 		t.Fatalf("ingestd add: %v\n%s", err, out)
 	}
 
-	search := exec.Command(queryd, "search", "How many unused leave days can be carried over?", "--layers", "handbook", "--top-k", "3")
+	question := "How many unused leave days can be carried over?"
+	// As the owner (a superuser here), queryd refuses to search and says how
+	// to fix it, unless QUERYD_ALLOW_OWNER says so.
+	asOwner := exec.Command(queryd, "search", question, "--layers", "handbook")
+	asOwner.Dir, asOwner.Env = root, env
+	if out, err := asOwner.CombinedOutput(); err == nil || !strings.Contains(string(out), "is a superuser") ||
+		!strings.Contains(string(out), "QUERYD_DATABASE_URL") || !strings.Contains(string(out), "QUERYD_ALLOW_OWNER=true") {
+		t.Errorf("queryd search as a superuser: err %v, output %s; want a refusal naming the fix", err, out)
+	}
+	allowed := exec.Command(queryd, "search", question, "--layers", "handbook")
+	allowed.Dir, allowed.Env = root, append(env, "QUERYD_ALLOW_OWNER=true")
+	if out, err := allowed.CombinedOutput(); err != nil {
+		t.Errorf("queryd search as a superuser with QUERYD_ALLOW_OWNER=true: %v\n%s", err, out)
+	}
+
+	// The README's way: queryd as the read-only role.
+	env = append(withoutDatabaseURLs(os.Environ()), "QUERYD_DATABASE_URL="+dbtest.QuerydURL(t, url))
+	search := exec.Command(queryd, "search", question, "--layers", "handbook", "--top-k", "3")
 	search.Dir, search.Env = root, env
 	out, err = search.Output()
 	if err != nil {
@@ -87,4 +104,15 @@ func TestReadmeFlow(t *testing.T) {
 	if out, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(out), "top_k: must be from 1 to 50") {
 		t.Errorf("queryd search --top-k 99: err %v, output %s", err, out)
 	}
+}
+
+func withoutDatabaseURLs(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "DATABASE_URL=") && !strings.HasPrefix(kv, "QUERYD_DATABASE_URL=") &&
+			!strings.HasPrefix(kv, "QUERYD_ALLOW_OWNER=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

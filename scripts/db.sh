@@ -2,13 +2,27 @@
 # db.sh manages the local PostgreSQL cluster StrataKB runs on by default.
 #
 #   db.sh start [DIR]   create (once) and start a cluster with pgvector in DIR
-#                       (default var/pg), on a free port from 55432 up; write
-#                       the connection string to var/db.env (DATABASE_URL=...)
+#                       (default var/pg); write the connection strings to
+#                       var/db.env: DATABASE_URL (the owner, for ingestd) and
+#                       QUERYD_DATABASE_URL (the read-only queryd role)
 #   db.sh stop [DIR]    stop it
-#   db.sh url [DIR]     print the connection string of a running cluster
+#   db.sh url [DIR]     print the owner's connection string of a running cluster
+#
+# The port is chosen once, when the cluster is created (the first free one
+# from 15432 up, below Linux's ephemeral range 32768-60999, where outgoing
+# connections take their local ports), and kept in the cluster's own
+# configuration: a restart never moves the cluster, so a running queryd
+# reconnects to the same address.
+#
+# TCP connections need a password (scram-sha-256). The passwords of the
+# owner (postgres) and of the queryd role are generated once, kept in files
+# beside the env file (var/secrets/, mode 600) and never printed. The unix
+# socket in DIR/run, reachable only by the cluster's owner and root, trusts
+# its users; db.sh uses it for its own statements.
 #
 # Options through the environment: DB_NAME (default stratakb), DB_THROWAWAY=1
-# (no fsync: for test clusters only), DB_ENV_FILE (where to write the URL).
+# (no fsync, and trust on TCP: for test clusters only), DB_ENV_FILE (where to
+# write the URLs).
 # As root the cluster runs as the postgres user, since initdb refuses root.
 set -euo pipefail
 
@@ -46,7 +60,8 @@ resolve_dir() {
 }
 
 port_free() {
-	! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && [[ ! -e "/tmp/.s.PGSQL.$1" ]]
+	! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && [[ ! -e "/tmp/.s.PGSQL.$1" ]] &&
+		! grep -qi ":$(printf '%04X' "$1") 00000000:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
 
 running_port() {
@@ -55,7 +70,44 @@ running_port() {
 	sed -n '4p' "$data/postmaster.pid"
 }
 
-url_for() { echo "postgres://postgres@127.0.0.1:$1/$DB_NAME?sslmode=disable"; }
+secrets="$(dirname "$env_file")/secrets"
+
+# secret NAME prints the password kept in $secrets/NAME, making it once.
+secret() {
+	local f="$secrets/$1.password"
+	if [[ ! -s $f ]]; then
+		mkdir -p "$secrets" && chmod 700 "$secrets"
+		(umask 077 && head -c 24 /dev/urandom | base64 | tr -d '/+=\n' >"$f")
+	fi
+	cat "$f"
+}
+
+# url_for PORT [ROLE]: the connection string for ROLE (default postgres).
+url_for() {
+	local role=${2:-postgres}
+	echo "postgres://$role:$(secret "$role")@127.0.0.1:$1/$DB_NAME?sslmode=disable"
+}
+
+# shown prints a URL with its password masked, for messages.
+shown() { sed -E 's#://([^:/@]+):[^@]*@#://\1:***@#' <<<"$1"; }
+
+# write_hba makes TCP need a password (trust for throwaway test clusters)
+# and lets the unix socket, in a folder only the owner can enter, trust.
+write_hba() {
+	local host_auth=scram-sha-256
+	[[ ${DB_THROWAWAY:-0} == 1 ]] && host_auth=trust
+	as_pg tee "$data/pg_hba.conf" >/dev/null <<HBA
+# Written by scripts/db.sh; rewritten at every start.
+local   all  all                 trust
+host    all  all  127.0.0.1/32   $host_auth
+host    all  all  ::1/128        $host_auth
+HBA
+}
+
+# configured_port prints the port kept in the cluster's configuration.
+configured_port() {
+	sed -n "s/^port *= *\([0-9]*\).*/\1/p" "$data/postgresql.auto.conf" 2>/dev/null | tail -n1
+}
 
 start() {
 	resolve_dir
@@ -65,32 +117,62 @@ start() {
 		as_pg "$PG_BIN/initdb" -D "$data" -U postgres -E UTF8 --locale=C.UTF-8 --auth=trust >/dev/null
 	fi
 	as_pg mkdir -p "$sock"
+	as_pg chmod 700 "$sock"
 	local port
-	if port=$(running_port); then
+	port=$(configured_port)
+	if [[ -z $port ]]; then
+		# A new cluster, or one made before db.sh kept the port: a running
+		# one keeps the port it has, else the first free one is chosen.
+		if ! port=$(running_port); then
+			port=15432
+			while ! port_free "$port"; do
+				port=$((port + 1))
+				((port < 15632)) || die "no free port in 15432-15631"
+			done
+		fi
+		printf "port = %s\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '%s'\nmax_connections = 200\n" "$port" "$sock" |
+			as_pg tee -a "$data/postgresql.auto.conf" >/dev/null
+		echo "db.sh: the cluster listens on port $port from now on"
+	fi
+	write_hba
+	local running
+	if running=$(running_port); then
+		[[ $running == "$port" ]] || die "the cluster runs on port $running but is configured for $port; run 'make db-stop' then 'make db-start'"
+		as_pg "$PG_BIN/pg_ctl" -D "$data" reload >/dev/null
 		echo "db.sh: already running on port $port"
 	else
-		port=55432
-		while ! port_free "$port"; do
-			port=$((port + 1))
-			((port < 55632)) || die "no free port in 55432-55631"
-		done
-		local opts="-c port=$port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$sock -c max_connections=200"
+		port_free "$port" || die "port $port, where this cluster listens, is taken by another program; stop it, or set another port in $data/postgresql.auto.conf"
+		local opts=""
 		if [[ ${DB_THROWAWAY:-0} == 1 ]]; then
-			opts="$opts -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+			opts="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 		fi
 		as_pg "$PG_BIN/pg_ctl" -D "$data" -l "$dir/postgres.log" -o "$opts" -w -t 60 start >/dev/null ||
 			{ tail -20 "$dir/postgres.log" >&2; die "PostgreSQL did not start (log: $dir/postgres.log)"; }
 		echo "db.sh: started on port $port"
 	fi
-	local psql=("$PG_BIN/psql" -X -q -h 127.0.0.1 -p "$port" -U postgres -v ON_ERROR_STOP=1)
+	# Statements go over the unix socket, as the postgres user.
+	local psql=(as_pg "$PG_BIN/psql" -X -q -h "$sock" -p "$port" -U postgres -v ON_ERROR_STOP=1)
 	if [[ -z $("${psql[@]}" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'") ]]; then
 		"${psql[@]}" -d postgres -c "CREATE DATABASE \"$DB_NAME\""
 	fi
 	"${psql[@]}" -d "$DB_NAME" -c "CREATE EXTENSION IF NOT EXISTS vector" ||
 		die "pgvector is not installed for PostgreSQL 15: run 'make setup'"
+	# The owner's password, and the queryd role: it logs in with its own
+	# password; its privileges (SELECT only) come from the migrations.
+	# The passwords are alphanumeric (see secret) and reach psql on its
+	# standard input, not its command line.
+	"${psql[@]}" -d postgres >/dev/null <<SQL
+\set pw '$(secret postgres)'
+\set qpw '$(secret queryd)'
+ALTER ROLE postgres PASSWORD :'pw';
+SELECT format('CREATE ROLE queryd LOGIN PASSWORD %L', :'qpw')
+ WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'queryd') \gexec
+ALTER ROLE queryd LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD :'qpw';
+SQL
 	mkdir -p "$(dirname "$env_file")"
-	printf 'DATABASE_URL=%s\nSTRATA_PG_DIR=%s\n' "$(url_for "$port")" "$dir" >"$env_file"
-	echo "db.sh: DATABASE_URL=$(url_for "$port") (written to $env_file)"
+	(umask 077 && printf 'DATABASE_URL=%s\nQUERYD_DATABASE_URL=%s\nSTRATA_PG_DIR=%s\n' \
+		"$(url_for "$port")" "$(url_for "$port" queryd)" "$dir" >"$env_file")
+	echo "db.sh: DATABASE_URL=$(shown "$(url_for "$port")") and QUERYD_DATABASE_URL (role queryd) written to $env_file"
 }
 
 stop() {

@@ -37,7 +37,20 @@ fi
 
 # pgvector: not packaged for bookworm; build trixie's source package against PG 15
 # without touching /etc/apt (trixie binaries would replace libc6).
-if [[ -f "$($PG_BIN/pg_config --sharedir)/extension/vector.control" ]]; then
+#
+# It counts as installed only when every piece is there: the control file, the
+# shared library and the install script of the control file's default
+# version. An install that stopped half-way (it once did, leaving only the
+# control file) is therefore redone.
+pg_sharedir=$($PG_BIN/pg_config --sharedir)
+pg_pkglibdir=$($PG_BIN/pg_config --pkglibdir)
+pgvector_complete() {
+	local control="$pg_sharedir/extension/vector.control" version
+	[[ -f $control && -f $pg_pkglibdir/vector.so ]] || return 1
+	version=$(sed -n "s/^default_version *= *'\(.*\)'.*/\1/p" "$control")
+	[[ -n $version && -f $pg_sharedir/extension/vector--$version.sql ]]
+}
+if pgvector_complete; then
 	log "pgvector present"
 else
 	log "building pgvector from Debian's source package"
@@ -49,8 +62,23 @@ else
 	(cd "$aptdir/src" && rm -rf pgvector-* && apt-get "${aptopts[@]}" source -qq pgvector >/dev/null 2>&1 || apt-get "${aptopts[@]}" source pgvector)
 	srcdir=$(find "$aptdir/src" -maxdepth 1 -type d -name 'pgvector-*' | head -n1)
 	[[ -n $srcdir ]] || { echo "setup: pgvector source not found after apt-get source" >&2; exit 1; }
-	make -s -C "$srcdir" PG_CONFIG=$PG_BIN/pg_config OPTFLAGS= >/dev/null
-	make -s -C "$srcdir" PG_CONFIG=$PG_BIN/pg_config OPTFLAGS= install >/dev/null
+	# `make run DOCS=…` hands its command-line variables to every make below
+	# it through MAKEFLAGS and the environment, and PGXS reads DOCS (and
+	# DATA, MODULES, …) as its own. pgvector's build gets a clean slate.
+	pgmake=(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u DOCS -u LAYER -u QUERY
+		make -s -C "$srcdir" PG_CONFIG=$PG_BIN/pg_config OPTFLAGS=)
+	"${pgmake[@]}" >/dev/null
+	# Install into a staging folder first, check it is whole, then copy it
+	# into place: a failure leaves the system as it was.
+	stage="$var/pgvector-stage"
+	rm -rf "$stage"
+	"${pgmake[@]}" DESTDIR="$stage" install >/dev/null
+	for f in "$pg_sharedir/extension/vector.control" "$pg_pkglibdir/vector.so"; do
+		[[ -f $stage$f ]] || { echo "setup: pgvector install is missing $f" >&2; exit 1; }
+	done
+	cp -a "$stage"/. /
+	rm -rf "$stage"
+	pgvector_complete || { echo "setup: pgvector did not install completely into $pg_sharedir and $pg_pkglibdir" >&2; exit 1; }
 fi
 
 # npm packages: fetched with `npm pack` (onnxruntime-node's install script would

@@ -17,7 +17,7 @@ trap cleanup EXIT INT TERM
 DB_THROWAWAY=1 DB_NAME=stratakb_test DB_ENV_FILE="$tmp/db.env" bash scripts/db.sh start "$tmp"
 TEST_DATABASE_URL=$(sed -n 's/^DATABASE_URL=//p' "$tmp/db.env")
 export TEST_DATABASE_URL
-echo "test.sh: TEST_DATABASE_URL=$TEST_DATABASE_URL"
+echo "test.sh: TEST_DATABASE_URL=$(sed -E 's#://([^:/@]+):[^@]*@#://\1:***@#' <<<"$TEST_DATABASE_URL")"
 
 if (($# == 0)); then set -- ./...; fi
 go test -count=1 -timeout 20m "$@"

@@ -111,3 +111,26 @@ func sanitize(s string) string {
 	}
 	return b.String()
 }
+
+// QuerydURL returns ownerURL rewritten to connect as the read-only queryd
+// role, which the migrations (run on ownerURL's database first) give SELECT
+// and nothing more. The role may log in; the test cluster trusts local TCP
+// connections, so no password is needed.
+func QuerydURL(t testing.TB, ownerURL string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, ownerURL)
+	if err != nil {
+		t.Fatalf("dbtest: connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "ALTER ROLE queryd LOGIN"); err != nil {
+		t.Fatalf("dbtest: let queryd log in: %v", err)
+	}
+	u, err := url.Parse(ownerURL)
+	if err != nil {
+		t.Fatalf("dbtest: parse %q: %v", ownerURL, err)
+	}
+	u.User = url.User("queryd")
+	return u.String()
+}

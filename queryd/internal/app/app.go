@@ -23,9 +23,13 @@ import (
 type Config struct {
 	// DatabaseURL is QUERYD_DATABASE_URL (a connection as the read-only
 	// queryd role), else DATABASE_URL, else var/db.env written by `make
-	// db-start`.
+	// db-start` (its QUERYD_DATABASE_URL first).
 	DatabaseURL string
-	LogLevel    slog.Level // LOG_LEVEL
+	// AllowOwner is QUERYD_ALLOW_OWNER: without it queryd refuses to start
+	// as a role that can change documents (a superuser, the schema's owner,
+	// or one granted writes on the document tables).
+	AllowOwner bool
+	LogLevel   slog.Level // LOG_LEVEL
 	// Embed configures the query embedder (the EMBEDDING_* variables, the
 	// same as ingestd's: queries must be embedded by the model that made the
 	// vectors).
@@ -39,10 +43,11 @@ type Config struct {
 func LoadConfig(getenv func(string) string) (Config, error) {
 	var c Config
 	var err error
-	if c.DatabaseURL = getenv("QUERYD_DATABASE_URL"); c.DatabaseURL == "" {
-		if c.DatabaseURL, err = config.DatabaseURL(getenv); err != nil {
-			return c, err
-		}
+	if c.DatabaseURL, err = config.QuerydDatabaseURL(getenv); err != nil {
+		return c, err
+	}
+	if c.AllowOwner, err = config.Bool(getenv, "QUERYD_ALLOW_OWNER", false); err != nil {
+		return c, err
 	}
 	if c.LogLevel, err = config.LogLevel(getenv); err != nil {
 		return c, err
@@ -75,7 +80,7 @@ DATABASE_URL, else var/db.env from 'make db-start'), LOG_LEVEL, and for serve
 QUERYD_ADDR (default ` + server.DefaultAddr + `), QUERYD_TOKENS ("reader:TOKEN,admin:TOKEN"),
 QUERYD_TOKEN_FILE, QUERYD_ALLOWED_ORIGINS, QUERYD_MAX_REQUEST_BYTES,
 QUERYD_REQUEST_TIMEOUT, QUERYD_MAX_CONCURRENT_SEARCHES, QUERYD_QUEUE_WAIT,
-QUERYD_SHUTDOWN_TIMEOUT, LEARNING_STORE_RAW_QUERIES.
+QUERYD_SHUTDOWN_TIMEOUT, QUERYD_ALLOW_OWNER, LEARNING_STORE_RAW_QUERIES.
 `
 
 // Main runs queryd and returns the exit code: 0 on success, 1 on failure, 2
@@ -159,6 +164,9 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	defer st.Close()
+	if err := checkRole(ctx, st.Pool(), cfg.AllowOwner); err != nil {
+		return err
+	}
 	q := newQueryEmbedder(cfg.Embed, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	defer q.close()
 	resp, err := searchpkg.NewWithOptions(st, q.options(cfg)).Search(ctx, req)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -75,6 +77,13 @@ func TestQuerydRoleCannotWrite(t *testing.T) {
 		`UPDATE strata.documents SET body = ''`,
 		`TRUNCATE strata.sections`,
 		`CREATE TABLE strata.evil (x int)`,
+		`CREATE TABLE public.evil (x int)`,
+		`CREATE TEMP TABLE evil (x int)`,
+		`CREATE TEMPORARY TABLE evil AS SELECT * FROM strata.chunks`,
+		`SELECT lo_create(0)`,
+		`SELECT lo_creat(-1)`,
+		`SELECT lo_from_bytea(0, 'evil')`,
+		`SELECT lo_import('/etc/passwd')`,
 	} {
 		err := pgx.BeginTxFunc(ctx, st.Pool(), pgx.TxOptions{AccessMode: pgx.ReadWrite}, func(tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, stmt)
@@ -124,5 +133,64 @@ func TestQuerydDatabaseURLWins(t *testing.T) {
 	delete(env, "QUERYD_DATABASE_URL")
 	if c, err := LoadConfig(func(k string) string { return env[k] }); err != nil || c.DatabaseURL != env["DATABASE_URL"] {
 		t.Errorf("fallback to DATABASE_URL: %q %v", c.DatabaseURL, err)
+	}
+}
+
+// TestQuerydRefusesWritableRole checks the start-up guard: connected as a
+// superuser or as a role that may write documents, `queryd search` and
+// `queryd serve` stop with an error that says how to fix it, unless
+// QUERYD_ALLOW_OWNER=true; as the queryd role they run.
+func TestQuerydRefusesWritableRole(t *testing.T) {
+	ctx := context.Background()
+	owner, qurl := asQuerydRole(t)
+	ownerURL := owner.Config().ConnString()
+	// A role that is neither superuser nor owner but was granted a write.
+	if _, err := owner.Exec(ctx, `DO $$ BEGIN
+		IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'strata_writer_test') THEN
+			CREATE ROLE strata_writer_test LOGIN;
+		END IF; END $$;
+		GRANT USAGE ON SCHEMA strata TO strata_writer_test;
+		GRANT SELECT ON ALL TABLES IN SCHEMA strata TO strata_writer_test;
+		GRANT UPDATE ON strata.chunks TO strata_writer_test`); err != nil {
+		t.Fatal(err)
+	}
+	u, err := url.Parse(ownerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User("strata_writer_test")
+	writerURL := u.String()
+
+	run := func(dbURL string, extra map[string]string, args ...string) (string, error) {
+		env := map[string]string{"QUERYD_DATABASE_URL": dbURL, "STRATA_MODEL_DIR": t.TempDir(), "QUERYD_ADDR": "127.0.0.1:0"}
+		for k, v := range extra {
+			env[k] = v
+		}
+		var out, errOut strings.Builder
+		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		err := Run(ctx, args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut)
+		return out.String() + errOut.String(), err
+	}
+	for _, tc := range []struct {
+		name, url, why string
+	}{
+		{"superuser", ownerURL, "is a superuser"},
+		{"writer", writerURL, "may write the document tables"},
+	} {
+		_, err := run(tc.url, nil, "search", "leave")
+		if err == nil || !strings.Contains(err.Error(), tc.why) || !strings.Contains(err.Error(), "QUERYD_ALLOW_OWNER=true") ||
+			!strings.Contains(err.Error(), "QUERYD_DATABASE_URL") {
+			t.Errorf("search as %s: %v, want a refusal saying it %s and how to fix it", tc.name, err, tc.why)
+		}
+		if _, err := run(tc.url, nil, "serve"); !errors.Is(err, errWritableRole) {
+			t.Errorf("serve as %s: %v, want a refusal at start", tc.name, err)
+		}
+		if out, err := run(tc.url, map[string]string{"QUERYD_ALLOW_OWNER": "true"}, "search", "leave"); err != nil {
+			t.Errorf("search as %s with QUERYD_ALLOW_OWNER=true: %v\n%s", tc.name, err, out)
+		}
+	}
+	if out, err := run(qurl, nil, "search", "leave"); err != nil {
+		t.Errorf("search as the queryd role: %v\n%s", err, out)
 	}
 }

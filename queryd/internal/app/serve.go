@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -48,12 +49,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	opts.Logger = log
 	opts.OnCacheHit = metrics.CacheHit
 	opts.OnChannel = metrics.ObserveChannel
-	db := &lazyStore{url: cfg.DatabaseURL, log: log, opts: opts}
+	db := &lazyStore{url: cfg.DatabaseURL, log: log, opts: opts, allowOwner: cfg.AllowOwner}
 	defer db.Close()
-	// Connect now, so that a wrong URL shows at start; the server comes up
-	// anyway (the prompt and /healthz need no database) and connects on the
-	// first call that needs it.
-	if _, err := db.get(ctx); err != nil {
+	// Connect now, so that a wrong URL or a role that could write shows at
+	// start; the server comes up when the database is merely down (the
+	// prompt and /healthz need no database) and connects on the first call
+	// that needs it, checking the role then.
+	if _, err := db.get(ctx); errors.Is(err, errWritableRole) {
+		return err
+	} else if err != nil {
 		log.Warn("database not available yet; tools will answer unavailable until it is", slog.String("error", err.Error()))
 	}
 	srv, err := server.New(scfg, server.Deps{Searcher: db, DB: db, Model: q, Logger: log, Metrics: metrics})
@@ -69,9 +73,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 // lazyStore opens the read-only store on first use and keeps it; until it
 // can, searches are unavailable rather than the whole server.
 type lazyStore struct {
-	url  string
-	log  *slog.Logger
-	opts searchpkg.Options
+	url        string
+	log        *slog.Logger
+	opts       searchpkg.Options
+	allowOwner bool
 
 	mu       sync.Mutex
 	st       *store.Store
@@ -87,6 +92,13 @@ func (l *lazyStore) get(ctx context.Context) (*searchpkg.Searcher, error) {
 	st, err := store.Open(ctx, l.url)
 	if err != nil {
 		return nil, qerr.Unavailablef(err, "the database is not reachable or not migrated")
+	}
+	if err := checkRole(ctx, st.Pool(), l.allowOwner); err != nil {
+		st.Close()
+		if errors.Is(err, errWritableRole) {
+			l.log.Error("refusing to search as this database role", slog.String("error", err.Error()))
+		}
+		return nil, qerr.Unavailablef(err, "queryd's database role is refused")
 	}
 	l.st, l.searcher = st, searchpkg.NewWithOptions(st, l.opts)
 	return l.searcher, nil
