@@ -67,7 +67,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if stdio {
 		return srv.ServeStdio(ctx, stdin, stdout)
 	}
-	return srv.ListenAndServe(ctx)
+	if err := srv.ListenAndServe(ctx); err != nil {
+		return err
+	}
+	log.Info("queryd stopped")
+	return nil
 }
 
 // lazyStore opens the read-only store on first use and keeps it; until it
