@@ -48,7 +48,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	opts.Logger = log
 	opts.OnCacheHit = metrics.CacheHit
 	opts.OnChannel = metrics.ObserveChannel
-	db := &lazyStore{url: cfg.DatabaseURL, log: log, opts: opts}
+	db := &lazyStore{url: cfg.DatabaseURL, log: log, opts: opts, gate: store.NewGate()}
 	defer db.Close()
 	// Connect now, so that a wrong URL shows at start; the server comes up
 	// anyway (the prompt and /healthz need no database) and connects on the
@@ -72,6 +72,7 @@ type lazyStore struct {
 	url  string
 	log  *slog.Logger
 	opts searchpkg.Options
+	gate *store.Gate // backs off reconnecting while the database is down
 
 	mu       sync.Mutex
 	st       *store.Store
@@ -84,7 +85,7 @@ func (l *lazyStore) get(ctx context.Context) (*searchpkg.Searcher, error) {
 	if l.searcher != nil {
 		return l.searcher, nil
 	}
-	st, err := store.Open(ctx, l.url)
+	st, err := store.Open(ctx, l.url, store.WithGate(l.gate))
 	if err != nil {
 		return nil, qerr.Unavailablef(err, "the database is not reachable or not migrated")
 	}
@@ -106,7 +107,7 @@ func (l *lazyStore) Ping(ctx context.Context) error {
 	if _, err := l.get(ctx); err != nil {
 		return err
 	}
-	return l.st.Pool().Ping(ctx)
+	return l.st.Ping(ctx)
 }
 
 // Close closes the store when it was opened.
