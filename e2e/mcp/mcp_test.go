@@ -329,6 +329,20 @@ func TestSDKOverStdio(t *testing.T) {
 // URL and a function that stops it with SIGTERM and returns its exit error.
 func (e *env) serve(t *testing.T, extraEnv ...string) (string, func() error) {
 	t.Helper()
+	base, stop, _ := e.serveProc(t, extraEnv...)
+	return base, stop
+}
+
+// serveProc is serve that also gives the process id.
+func (e *env) serveProc(t *testing.T, extraEnv ...string) (string, func() error, int) {
+	t.Helper()
+	return e.serveUntil(t, func(status int) bool { return status == http.StatusOK }, extraEnv...)
+}
+
+// serveUntil starts queryd serve and waits until /healthz answers with a
+// status up accepts.
+func (e *env) serveUntil(t *testing.T, up func(status int) bool, extraEnv ...string) (string, func() error, int) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -374,7 +388,7 @@ func (e *env) serve(t *testing.T, extraEnv ...string) (string, func() error) {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == 200 {
+			if up(resp.StatusCode) {
 				break
 			}
 		}
@@ -383,7 +397,7 @@ func (e *env) serve(t *testing.T, extraEnv ...string) (string, func() error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return base, stop
+	return base, stop, cmd.Process.Pid
 }
 
 func TestSDKOverStreamableHTTP(t *testing.T) {

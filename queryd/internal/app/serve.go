@@ -86,8 +86,11 @@ func (l *lazyStore) get(ctx context.Context) (*searchpkg.Searcher, error) {
 		return l.searcher, nil
 	}
 	st, err := store.Open(ctx, l.url, store.WithGate(l.gate))
+	if store.IsUnreachable(err) {
+		return nil, qerr.Unavailablef(err, "%s", searchpkg.MsgUnreachable)
+	}
 	if err != nil {
-		return nil, qerr.Unavailablef(err, "the database is not reachable or not migrated")
+		return nil, qerr.Unavailablef(err, "the database is not migrated for this queryd, or refused queryd's role (the server log has the error; 'ingestd migrate' applies the migrations)")
 	}
 	l.st, l.searcher = st, searchpkg.NewWithOptions(st, l.opts)
 	return l.searcher, nil
