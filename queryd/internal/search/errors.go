@@ -2,10 +2,12 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
@@ -37,12 +39,24 @@ func dbError(ctx context.Context, err error, what string) error {
 	case store.IsBadText(err):
 		return qerr.Invalidf("arguments", "hold characters the database cannot read (a NUL byte, or bytes that are not UTF-8)")
 	case store.IsUnreachable(err):
-		return qerr.Unavailablef(err, "%s", MsgUnreachable)
+		return Unreachable(err)
 	case ctx.Err() != nil:
 		return err
 	default:
 		return qerr.Unavailablef(err, "the database could not %s; retry in a moment (the server log has the error)", what)
 	}
+}
+
+// Unreachable is the caller's error for a database that cannot be reached:
+// MsgUnreachable, and when the reconnect gate refused the call, the time
+// until its next attempt as RetryAfter.
+func Unreachable(err error) error {
+	e := &qerr.Error{Kind: qerr.Unavailable, Msg: MsgUnreachable, Err: err}
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) {
+		e.RetryAfter = ra.RetryAfter()
+	}
+	return e
 }
 
 // maxEcho bounds how much of an argument an error message repeats.

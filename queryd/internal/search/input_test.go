@@ -153,6 +153,7 @@ func TestUnreachableDatabaseSaysSo(t *testing.T) {
 	if _, err := admin.Exec(ctx, "DROP DATABASE "+pgx.Identifier{strings.TrimPrefix(u.Path, "/")}.Sanitize()+" WITH (FORCE)"); err != nil {
 		t.Fatal(err)
 	}
+	gated := false
 	for i := range 3 {
 		_, err := s.Search(ctx, Request{Query: "carry over leave days"})
 		var qe *qerr.Error
@@ -162,5 +163,9 @@ func TestUnreachableDatabaseSaysSo(t *testing.T) {
 		if !store.IsUnreachable(err) {
 			t.Errorf("search %d: the error does not carry the connection failure: %v", i+1, err)
 		}
+		gated = gated || (errors.Is(err, store.ErrUnreachable) && qe.RetryAfter > 0)
+	}
+	if !gated {
+		t.Error("no search was refused by the reconnect gate with a time to retry")
 	}
 }

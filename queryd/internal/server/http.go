@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +27,8 @@ import (
 //go:embed openapi.json
 var openAPI []byte
 
-// retryAfterSeconds is the Retry-After of every 503.
+// retryAfterSeconds is the Retry-After of a 503, unless the error says
+// when to retry (qerr.Error.RetryAfter).
 const retryAfterSeconds = "1"
 
 // ServeStdio serves MCP over stdin and stdout until the client closes stdin
@@ -214,12 +217,16 @@ func (s *Server) toolHTTP(t Tool) http.Handler {
 // writeError answers with the status code of the error's kind and a body
 // naming the problem and the argument.
 func writeError(w http.ResponseWriter, err error) {
+	var e *qerr.Error
+	if errors.As(err, &e) && e.Kind == qerr.Unavailable && e.RetryAfter > time.Second {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+	}
 	p := publicError(err)
 	writeProblem(w, errorKinds[qerr.KindOf(err)].status, p)
 }
 
 func writeProblem(w http.ResponseWriter, status int, p apiError) {
-	if status == http.StatusServiceUnavailable {
+	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", retryAfterSeconds)
 	}
 	writeJSON(w, status, map[string]apiError{"error": p})

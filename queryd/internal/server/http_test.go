@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/search"
 )
 
@@ -175,6 +176,21 @@ func TestOversizedRequests(t *testing.T) {
 	r := do(t, http.MethodPost, ts.url+"/v1/search", readerToken, pr, nil)
 	if r.status != 413 {
 		t.Errorf("chunked: status %d: %s", r.status, r.body)
+	}
+}
+
+func TestRetryAfterFollowsTheError(t *testing.T) {
+	for _, c := range []struct {
+		after time.Duration
+		want  string
+	}{{0, "1"}, {250 * time.Millisecond, "1"}, {3500 * time.Millisecond, "4"}} {
+		ts := newTestServer(t, func(_ *Config, d *Deps) {
+			d.Searcher = &fakeSearcher{err: &qerr.Error{Kind: qerr.Unavailable, Msg: "the database is unreachable", RetryAfter: c.after}}
+		})
+		r := post(t, ts.url+"/v1/search", readerToken, `{"query":"x"}`)
+		if r.status != 503 || r.header.Get("Retry-After") != c.want {
+			t.Errorf("RetryAfter %s: status %d, Retry-After %q, want 503 and %q", c.after, r.status, r.header.Get("Retry-After"), c.want)
+		}
 	}
 }
 
