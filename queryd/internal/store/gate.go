@@ -176,6 +176,11 @@ func isConnFailure(err error) bool {
 	if errors.As(err, &ce) {
 		return true
 	}
+	// A query cut short by its context is not a connection failure (and
+	// context.DeadlineExceeded would pass for a net.Error below).
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		// Class 08 is connection exceptions; 57P01-57P03 are the server

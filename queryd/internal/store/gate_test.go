@@ -99,6 +99,8 @@ func TestConnectionFailuresAreRecognised(t *testing.T) {
 		{&pgconn.PgError{Code: "42P01"}, false},
 		{&pgconn.PgError{Code: "22021"}, false},
 		{context.Canceled, false},
+		{fmt.Errorf("run the vector search: %w", context.DeadlineExceeded), false},
+		{&pgconn.ConnectError{Config: &pgconn.Config{}}, true},
 		{nil, false},
 	} {
 		if got := IsUnreachable(c.err); got != c.want {
