@@ -142,7 +142,7 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 	// 0 would mean "the default" to Validate; on the command line it is a
 	// mistake.
 	if *topK < 1 || *topK > searchpkg.MaxTopK {
-		return usagef("search: --top-k: top_k must be from 1 to %d, got %d", searchpkg.MaxTopK, *topK)
+		return usagef("search: top_k: must be from 1 to %d, got %d (--top-k)", searchpkg.MaxTopK, *topK)
 	}
 	req := searchpkg.Request{Query: strings.Join(pos, " "), TopK: *topK, Explain: *explain}
 	if len(filter) > 0 {
