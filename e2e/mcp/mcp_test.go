@@ -176,6 +176,18 @@ type session struct {
 			Content struct{ Type, Text string }
 		}
 	}
+	PromptWithoutQuestion refusal `json:"prompt_without_question"`
+	// Over HTTP: whether the server issued a session id, and what using it
+	// after the client ended the session (DELETE) gave.
+	SessionIDIssued bool    `json:"session_id_issued"`
+	AfterDelete     refusal `json:"after_delete"`
+}
+
+// refusal is an error a client call met: its JSON-RPC code or HTTP status.
+type refusal struct {
+	Refused bool
+	Code    int
+	Message string
 }
 
 type toolResult struct {
@@ -295,6 +307,10 @@ func (e *env) check(t *testing.T, s session) {
 			t.Errorf("%s: want a tool error naming %s, got %+v", name, c.arg, c.r)
 		}
 	}
+	// Before: -32603 internal error.
+	if r := s.PromptWithoutQuestion; !r.Refused || r.Code != -32602 || !strings.Contains(r.Message, "question") {
+		t.Errorf("the prompt without its question: want invalid params (-32602) naming question, got %+v", r)
+	}
 	if len(s.Prompt.Messages) != 1 {
 		t.Fatalf("prompt messages %+v", s.Prompt.Messages)
 	}
@@ -312,6 +328,20 @@ func TestSDKOverStdio(t *testing.T) {
 // serve starts `queryd serve` on a free loopback port and returns its base
 // URL and a function that stops it with SIGTERM and returns its exit error.
 func (e *env) serve(t *testing.T, extraEnv ...string) (string, func() error) {
+	t.Helper()
+	base, stop, _ := e.serveProc(t, extraEnv...)
+	return base, stop
+}
+
+// serveProc is serve that also gives the process id.
+func (e *env) serveProc(t *testing.T, extraEnv ...string) (string, func() error, int) {
+	t.Helper()
+	return e.serveUntil(t, func(status int) bool { return status == http.StatusOK }, extraEnv...)
+}
+
+// serveUntil starts queryd serve and waits until /healthz answers with a
+// status up accepts.
+func (e *env) serveUntil(t *testing.T, up func(status int) bool, extraEnv ...string) (string, func() error, int) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -358,7 +388,7 @@ func (e *env) serve(t *testing.T, extraEnv ...string) (string, func() error) {
 		resp, err := http.Get(base + "/healthz")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == 200 {
+			if up(resp.StatusCode) {
 				break
 			}
 		}
@@ -367,13 +397,18 @@ func (e *env) serve(t *testing.T, extraEnv ...string) (string, func() error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	return base, stop
+	return base, stop, cmd.Process.Pid
 }
 
 func TestSDKOverStreamableHTTP(t *testing.T) {
 	e := setup(t)
 	base, stop := e.serve(t)
-	e.check(t, e.runSession(t, "http", base+"/mcp", readerToken))
+	s := e.runSession(t, "http", base+"/mcp", readerToken)
+	e.check(t, s)
+	// Before: any well-formed session id was accepted, also after DELETE.
+	if !s.SessionIDIssued || !s.AfterDelete.Refused || s.AfterDelete.Code != http.StatusNotFound {
+		t.Errorf("a session id used after DELETE: issued %v, want 404, got %+v", s.SessionIDIssued, s.AfterDelete)
+	}
 
 	for _, token := range []string{"", "wrong-token-0123456789abc"} {
 		out := e.node_(t, "http-refused", base+"/mcp", token)

@@ -51,6 +51,7 @@ async function main() {
   const client = new Client({ name: 'stratakb-e2e', version: '1.0.0' });
   const out = { sdk_version: sdkVersion, mode };
   await client.connect(transport);
+  if (mode === 'http') out.session_id_before_delete = transport.sessionId;
   out.server = client.getServerVersion();
   out.protocol_version = transport.protocolVersion ?? null;
   out.instructions = client.getInstructions() ?? null;
@@ -64,8 +65,29 @@ async function main() {
   out.bad_layers = await client.callTool({ name: 'strata_search', arguments: { query, layers: 'not-a-list' } });
   out.unknown_layer = await client.callTool({ name: 'strata_search', arguments: { query, layers: ['no-such-layer'] } });
   out.prompt = await client.getPrompt({ name: 'answer_from_documents', arguments: { question: query, layers: `${layer}, other` } });
+  out.prompt_without_question = await refusal(() => client.getPrompt({ name: 'answer_from_documents', arguments: {} }));
+  if (mode === 'http') {
+    // End the session as a client does (DELETE), then use its id again:
+    // the server must answer 404 for a session it no longer has.
+    out.session_id_issued = Boolean(transport.sessionId);
+    await transport.terminateSession();
+    out.after_delete = await refusal(() => transport.send({ jsonrpc: '2.0', id: 99, method: 'tools/list', params: {} }),
+      () => { transport._sessionId = out.session_id_before_delete; });
+  }
   await client.close();
   process.stdout.write(JSON.stringify(out));
+}
+
+// refusal runs fn (after prepare, when given) and reports the error it
+// throws: its JSON-RPC code or HTTP status and its message.
+async function refusal(fn, prepare) {
+  if (prepare) prepare();
+  try {
+    await fn();
+    return { refused: false };
+  } catch (err) {
+    return { refused: true, code: err && err.code, message: String(err && err.message ? err.message : err) };
+  }
 }
 
 main().catch((err) => {

@@ -80,7 +80,8 @@ DATABASE_URL, else var/db.env from 'make db-start'), LOG_LEVEL, and for serve
 QUERYD_ADDR (default ` + server.DefaultAddr + `), QUERYD_TOKENS ("reader:TOKEN,admin:TOKEN"),
 QUERYD_TOKEN_FILE, QUERYD_ALLOWED_ORIGINS, QUERYD_MAX_REQUEST_BYTES,
 QUERYD_REQUEST_TIMEOUT, QUERYD_MAX_CONCURRENT_SEARCHES, QUERYD_QUEUE_WAIT,
-QUERYD_SHUTDOWN_TIMEOUT, QUERYD_ALLOW_OWNER, LEARNING_STORE_RAW_QUERIES.
+QUERYD_SHUTDOWN_TIMEOUT, QUERYD_READ_TIMEOUT, QUERYD_MAX_CONNS_PER_CLIENT,
+QUERYD_ALLOW_OWNER, LEARNING_STORE_RAW_QUERIES.
 `
 
 // Main runs queryd and returns the exit code: 0 on success, 1 on failure, 2
@@ -142,6 +143,11 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	if err != nil {
 		return usageError{err.Error()}
+	}
+	// 0 would mean "the default" to Validate; on the command line it is a
+	// mistake.
+	if *topK < 1 || *topK > searchpkg.MaxTopK {
+		return usagef("search: top_k: must be from 1 to %d, got %d (--top-k)", searchpkg.MaxTopK, *topK)
 	}
 	req := searchpkg.Request{Query: strings.Join(pos, " "), TopK: *topK, Explain: *explain}
 	if len(filter) > 0 {

@@ -40,6 +40,8 @@ func (q *queryEmbedder) options(cfg Config) searchpkg.Options {
 	o.KeywordSlots = cfg.KeywordSlots
 	if q.emb != nil {
 		o.Embedder = q.emb
+	} else {
+		o.EmbedderError = q.loadErr
 	}
 	return o
 }

@@ -49,7 +49,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	opts.Logger = log
 	opts.OnCacheHit = metrics.CacheHit
 	opts.OnChannel = metrics.ObserveChannel
-	db := &lazyStore{url: cfg.DatabaseURL, log: log, opts: opts, allowOwner: cfg.AllowOwner}
+	db := &lazyStore{url: cfg.DatabaseURL, log: log, opts: opts, allowOwner: cfg.AllowOwner, gate: store.NewGate()}
 	defer db.Close()
 	// Connect now, so that a wrong URL or a role that could write shows at
 	// start; the server comes up when the database is merely down (the
@@ -81,6 +81,7 @@ type lazyStore struct {
 	log        *slog.Logger
 	opts       searchpkg.Options
 	allowOwner bool
+	gate       *store.Gate // backs off reconnecting while the database is down
 
 	mu       sync.Mutex
 	st       *store.Store
@@ -93,9 +94,12 @@ func (l *lazyStore) get(ctx context.Context) (*searchpkg.Searcher, error) {
 	if l.searcher != nil {
 		return l.searcher, nil
 	}
-	st, err := store.Open(ctx, l.url)
+	st, err := store.Open(ctx, l.url, store.WithGate(l.gate))
+	if store.IsUnreachable(err) {
+		return nil, searchpkg.Unreachable(err)
+	}
 	if err != nil {
-		return nil, qerr.Unavailablef(err, "the database is not reachable or not migrated")
+		return nil, qerr.Unavailablef(err, "the database is not migrated for this queryd, or refused queryd's role (the server log has the error; 'ingestd migrate' applies the migrations)")
 	}
 	if err := checkRole(ctx, st.Pool(), l.allowOwner); err != nil {
 		st.Close()
@@ -122,7 +126,7 @@ func (l *lazyStore) Ping(ctx context.Context) error {
 	if _, err := l.get(ctx); err != nil {
 		return err
 	}
-	return l.st.Pool().Ping(ctx)
+	return l.st.Ping(ctx)
 }
 
 // Close closes the store when it was opened.

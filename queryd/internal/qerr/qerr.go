@@ -7,6 +7,7 @@ package qerr
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Kind classifies an error for the caller.
@@ -29,6 +30,9 @@ type Error struct {
 	Arg  string
 	Msg  string
 	Err  error
+	// RetryAfter, for Unavailable errors, is when a retry may succeed (the
+	// database reconnect gate's window); 0 means in a moment.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {

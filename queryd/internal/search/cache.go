@@ -2,6 +2,7 @@ package search
 
 import (
 	"container/list"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,8 +33,12 @@ func cacheKey(r Request) string {
 	var b strings.Builder
 	b.WriteString(r.Query)
 	b.WriteString("\x00")
+	// The same layers named in another order, or more than once, are the
+	// same search (Validate drops repeats; this sorts and dedupes again for
+	// requests that did not go through it).
 	ls := append([]string(nil), r.Layers...)
 	sort.Strings(ls)
+	ls = slices.Compact(ls)
 	b.WriteString(strings.Join(ls, "\x01"))
 	b.WriteString("\x00" + strconv.Itoa(r.TopK) + "\x00" + strconv.FormatBool(r.Explain) + "\x00")
 	keys := make([]string, 0, len(r.MetadataFilter))
@@ -87,7 +92,9 @@ func (c *cache) put(key, version string, r *Response) {
 // copyResponse copies what a caller might change: the results and explain.
 func copyResponse(r *Response) *Response {
 	cp := *r
-	cp.Results = append([]Result(nil), r.Results...)
+	// Never nil: a search that found nothing says "results": [], from the
+	// cache too.
+	cp.Results = append(make([]Result, 0, len(r.Results)), r.Results...)
 	if r.Explain != nil {
 		ex := *r.Explain
 		cp.Explain = &ex

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -88,13 +87,17 @@ func (st *state) queryVector(ctx context.Context) ([]float32, error) {
 	st.vecDone = true
 	e := st.s.opt.Embedder
 	if e == nil {
-		st.vecErr = fmt.Errorf("no embedding model is configured")
+		if lerr := st.s.opt.EmbedderError; lerr != nil {
+			st.vecErr = fmt.Errorf("the embedding model failed to load (%s)", redact(lerr.Error()))
+		} else {
+			st.vecErr = fmt.Errorf("no embedding model is configured")
+		}
 		return nil, st.vecErr
 	}
 	vs, err := e.Embed(ctx, []string{st.req.Query})
 	switch {
 	case err != nil:
-		st.vecErr = fmt.Errorf("embedding model %s failed: %v", e.Model().Name, err)
+		st.vecErr = fmt.Errorf("embedding model %s failed: %s", e.Model().Name, redact(err.Error()))
 	case len(vs) != 1 || len(vs[0]) == 0:
 		st.vecErr = fmt.Errorf("embedding model %s returned no vector", e.Model().Name)
 	default:
@@ -151,7 +154,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 	// Exact sections.
 	exact, exactNote, refsSeen, err := st.exactSections(ctx, ids)
 	if err != nil {
-		return nil, qerr.Unavailablef(err, "look up sections")
+		return nil, dbError(ctx, err, "look up the sections the query names")
 	}
 	ex.References = refsSeen
 	if exactNote != "" {
@@ -188,7 +191,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 		o.qv = qv
 		complete, err := st.memo.getComplete(ctx, st.s.store, st.model, ids)
 		if err != nil {
-			o.err = qerr.Unavailablef(err, "read layer models")
+			o.err = dbError(ctx, err, "read which layers have vectors")
 			return
 		}
 		if missing := missingLayers(layers, complete); len(missing) > 0 {
@@ -201,7 +204,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 		hits, err := st.s.store.SearchVectors(ctx, store.VectorQuery{Model: st.model, Dims: len(qv), Vector: qv,
 			LayerIDs: complete, Filter: req.MetadataFilter, Limit: depth, EFSearch: params.EFSearch})
 		if err != nil {
-			o.err = qerr.Unavailablef(err, "vector search")
+			o.err = dbError(ctx, err, "run the vector search")
 			return
 		}
 		o.hits, o.ran = aboveFloor(hits, params.MinSimilarity), true
@@ -223,7 +226,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 	}
 	vo := <-vecDone
 	if lexErr != nil {
-		return nil, qerr.Unavailablef(lexErr, "lexical search")
+		return nil, dbError(ctx, lexErr, "run the full-text search")
 	}
 	if vo.err != nil {
 		return nil, vo.err
@@ -249,7 +252,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 	}
 	hits, err := st.s.store.Chunks(ctx, idsWanted)
 	if err != nil {
-		return nil, qerr.Unavailablef(err, "read chunks")
+		return nil, dbError(ctx, err, "read the passages found")
 	}
 	sims := map[int64]float64{}
 	for _, v := range vec {
@@ -264,7 +267,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 		}
 		more, err := st.s.store.Similarities(ctx, st.model, qv, need)
 		if err != nil {
-			return nil, qerr.Unavailablef(err, "similarities")
+			return nil, dbError(ctx, err, "compute similarities")
 		}
 		for id, v := range more {
 			sims[id] = v
@@ -275,7 +278,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 			}
 			v, err := st.s.store.SpanSimilarity(ctx, st.model, qv, exact[i].docID, exact[i].start, exact[i].end)
 			if err != nil {
-				return nil, qerr.Unavailablef(err, "similarities")
+				return nil, dbError(ctx, err, "compute similarities")
 			}
 			exact[i].Similarity = v
 		}

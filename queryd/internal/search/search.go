@@ -16,6 +16,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -149,6 +151,10 @@ type Options struct {
 	// Embedder makes query vectors; nil searches the lexical channel only
 	// and says so (degraded).
 	Embedder embed.Embedder
+	// EmbedderError, with no Embedder, is why the configured model could not
+	// be loaded: the degraded reason says so (redacted) instead of "no
+	// embedding model is configured".
+	EmbedderError error
 	// KeywordSlots is HYBRID_KEYWORD_SLOTS: how many of the best lexical
 	// matches keep a place in the results (0 turns it off).
 	KeywordSlots int
@@ -210,7 +216,13 @@ func NewWithOptions(st *store.Store, opt Options) *Searcher {
 }
 
 // Validate checks and normalises the arguments; errors name the argument.
+// Every string must be UTF-8 without NUL bytes, which PostgreSQL cannot take
+// as text. Layers are trimmed and repeats dropped (first mention kept), so
+// that ["a","a"] and ["a"] are the same search.
 func (r *Request) Validate() error {
+	if err := checkText("query", "", r.Query); err != nil {
+		return err
+	}
 	r.Query = strings.TrimSpace(r.Query)
 	if r.Query == "" {
 		return qerr.Invalidf("query", "must not be empty")
@@ -224,25 +236,41 @@ func (r *Request) Validate() error {
 	if r.TopK < 1 || r.TopK > MaxTopK {
 		return qerr.Invalidf("top_k", "must be from 1 to %d, got %d", MaxTopK, r.TopK)
 	}
+	var layers []string
 	for i, l := range r.Layers {
+		if err := checkText("layers", fmt.Sprintf("entry %d", i), l); err != nil {
+			return err
+		}
 		if strings.TrimSpace(l) == "" {
 			return qerr.Invalidf("layers", "entry %d is empty", i)
 		}
-		r.Layers[i] = strings.TrimSpace(l)
+		if l = strings.TrimSpace(l); !slices.Contains(layers, l) {
+			layers = append(layers, l)
+		}
+	}
+	if r.Layers != nil {
+		r.Layers = layers
 	}
 	if len(r.MetadataFilter) > MaxFilterKeys {
 		return qerr.Invalidf("metadata_filter", "has %d keys, at most %d are allowed", len(r.MetadataFilter), MaxFilterKeys)
 	}
-	for k, v := range r.MetadataFilter {
+	for _, k := range slices.Sorted(maps.Keys(r.MetadataFilter)) {
+		v := r.MetadataFilter[k]
+		if err := checkText("metadata_filter", "a key", k); err != nil {
+			return err
+		}
+		if err := checkText("metadata_filter", fmt.Sprintf("the value of %q", clip(k)), v); err != nil {
+			return err
+		}
 		if strings.TrimSpace(k) == "" {
 			return qerr.Invalidf("metadata_filter", "has an empty key")
 		}
 		if len(k) > 200 || len(v) > 1000 {
-			return qerr.Invalidf("metadata_filter", "key %q or its value is too long", k)
+			return qerr.Invalidf("metadata_filter", "key %q or its value is too long (keys up to 200 bytes, values up to 1000)", clip(k))
 		}
 		if k == "page" || k == "total_pages" {
 			if n, err := strconv.Atoi(v); err != nil || n < 1 || strconv.Itoa(n) != v {
-				return qerr.Invalidf("metadata_filter", "%s must be a page number written as a string of digits such as \"3\", got %q", k, v)
+				return qerr.Invalidf("metadata_filter", "%s must be a page number written as a string of digits such as \"3\", got %q", k, clip(v))
 			}
 		}
 	}
@@ -257,12 +285,12 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 	}
 	version, err := s.store.Version(ctx)
 	if err != nil {
-		return nil, qerr.Unavailablef(err, "read data version")
+		return nil, dbError(ctx, err, "read the data version")
 	}
 	mv := s.memo.at(version)
 	layers, err := mv.getLayers(ctx, s.store)
 	if err != nil {
-		return nil, qerr.Unavailablef(err, "read layers")
+		return nil, dbError(ctx, err, "list the layers")
 	}
 	byName := map[string]store.Layer{}
 	var names []string
@@ -279,7 +307,7 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 			if known == "" {
 				known = "none yet"
 			}
-			return nil, qerr.Invalidf("layers", "no layer named %q (known: %s)", n, known)
+			return nil, qerr.Invalidf("layers", "no layer named %q (known: %s)", clip(n), known)
 		}
 		if !seen[n] {
 			seen[n] = true

@@ -25,7 +25,22 @@ type Config struct {
 	QueueWait       time.Duration // QUERYD_QUEUE_WAIT: how long an excess search waits for a slot
 	ShutdownTimeout time.Duration // QUERYD_SHUTDOWN_TIMEOUT
 	RawQueries      bool          // LEARNING_STORE_RAW_QUERIES: log questions unscrubbed
+	// ReadTimeout (QUERYD_READ_TIMEOUT) is how long a client has to send a
+	// request's headers, and then again its body: a client that stops
+	// half-way is cut off instead of holding a connection and a goroutine.
+	ReadTimeout time.Duration
+	// IdleTimeout is how long a keep-alive connection may wait for its next
+	// request.
+	IdleTimeout time.Duration
+	// MaxConnsPerClient (QUERYD_MAX_CONNS_PER_CLIENT) bounds the open
+	// connections of one client address; 0 lifts the bound.
+	MaxConnsPerClient int
 }
+
+// DefaultMaxConnsPerClient is QUERYD_MAX_CONNS_PER_CLIENT's default: far
+// more than an MCP client or a load test on loopback opens (a few, 16), far
+// fewer than the thousands a misbehaving client can hold.
+const DefaultMaxConnsPerClient = 64
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
@@ -37,6 +52,10 @@ func DefaultConfig() Config {
 		MaxConcurrent:   8,
 		QueueWait:       2 * time.Second,
 		ShutdownTimeout: 10 * time.Second,
+		ReadTimeout:     10 * time.Second,
+		IdleTimeout:     120 * time.Second,
+
+		MaxConnsPerClient: DefaultMaxConnsPerClient,
 	}
 }
 
@@ -64,6 +83,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if c.MaxConcurrent, err = config.Int(getenv, "QUERYD_MAX_CONCURRENT_SEARCHES", c.MaxConcurrent, 1, 1024); err != nil {
 		return c, err
 	}
+	if c.MaxConnsPerClient, err = config.Int(getenv, "QUERYD_MAX_CONNS_PER_CLIENT", c.MaxConnsPerClient, 0, 1<<20); err != nil {
+		return c, err
+	}
 	for _, d := range []struct {
 		name string
 		dst  *time.Duration
@@ -71,6 +93,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		{"QUERYD_REQUEST_TIMEOUT", &c.RequestTimeout},
 		{"QUERYD_QUEUE_WAIT", &c.QueueWait},
 		{"QUERYD_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout},
+		{"QUERYD_READ_TIMEOUT", &c.ReadTimeout},
 	} {
 		if v := getenv(d.name); v != "" {
 			if *d.dst, err = time.ParseDuration(v); err != nil || *d.dst < 0 {
@@ -100,6 +123,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxConcurrent < 1 {
 		return fmt.Errorf("QUERYD_MAX_CONCURRENT_SEARCHES: must be at least 1")
+	}
+	if c.ReadTimeout <= 0 {
+		return fmt.Errorf("QUERYD_READ_TIMEOUT: must be positive")
+	}
+	if c.MaxConnsPerClient < 0 {
+		return fmt.Errorf("QUERYD_MAX_CONNS_PER_CLIENT: must be 0 (no bound) or more")
 	}
 	return nil
 }

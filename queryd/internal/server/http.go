@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	_ "embed"
 	"encoding/json"
@@ -8,10 +9,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -23,7 +27,8 @@ import (
 //go:embed openapi.json
 var openAPI []byte
 
-// retryAfterSeconds is the Retry-After of every 503.
+// retryAfterSeconds is the Retry-After of a 503, unless the error says
+// when to retry (qerr.Error.RetryAfter).
 const retryAfterSeconds = "1"
 
 // ServeStdio serves MCP over stdin and stdout until the client closes stdin
@@ -34,7 +39,8 @@ func (s *Server) ServeStdio(ctx context.Context, stdin io.Reader, stdout io.Writ
 	std.SetContextFunc(func(ctx context.Context) context.Context {
 		return withTransport(WithRole(ctx, RoleAdmin), transportStdio)
 	})
-	err := std.Listen(ctx, stdin, stdout)
+	out := &lockedWriter{w: stdout}
+	err := std.Listen(ctx, &stdinFilter{src: bufio.NewReader(stdin), out: out}, out)
 	if ctx.Err() != nil {
 		return nil
 	}
@@ -49,20 +55,28 @@ type httpServer struct {
 }
 
 func (s *Server) newHTTPServer() *httpServer {
+	// ReadHeaderTimeout bounds the headers; the body gets a deadline of its
+	// own in guard (bodyDeadline). http.Server.ReadTimeout would do both,
+	// but it stays set while the handler runs, and the server's background
+	// read then cancels long requests and MCP event streams.
 	h := &httpServer{srv: &http.Server{
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       120 * time.Second,
+		ReadHeaderTimeout: s.cfg.ReadTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}}
 	h.mcp = mcpserver.NewStreamableHTTPServer(s.mcpServer(),
 		mcpserver.WithEndpointPath("/mcp"),
 		mcpserver.WithStreamableHTTPServer(h.srv),
 		mcpserver.WithStreamableHTTPLogger(s.log),
+		// Session ids are checked: an id this server did not issue, or one
+		// ended by DELETE, gets 404, and the client starts a new session.
+		mcpserver.WithSessionIdManager(s.sessions),
+		mcpserver.WithSessionIdleTTL(sessionIdleTTL),
 		mcpserver.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			return withTransport(WithRole(ctx, RoleFrom(r.Context())), transportMCP)
 		}),
 	)
-	h.srv.Handler = s.routes(h.mcp)
+	h.srv.Handler = s.routes(s.mcpPreflight(h.mcp))
 	return h
 }
 
@@ -76,6 +90,13 @@ func (s *Server) routes(mcpHandler http.Handler) http.Handler {
 	for _, t := range s.tools {
 		if t.HTTPPath != "" {
 			mux.Handle("POST "+t.HTTPPath, s.authenticate(s.toolHTTP(t)))
+			// Any other method: 405 naming the one that works. Without
+			// this pattern the catch-all below would answer 404.
+			mux.HandleFunc(t.HTTPPath, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Allow", http.MethodPost)
+				writeProblem(w, http.StatusMethodNotAllowed, apiError{Code: "method_not_allowed",
+					Message: fmt.Sprintf("%s takes POST with the arguments as a JSON body, not %s", t.HTTPPath, r.Method)})
+			})
 		}
 	}
 	mux.HandleFunc("GET /healthz", s.healthz)
@@ -95,17 +116,21 @@ func (s *Server) routes(mcpHandler http.Handler) http.Handler {
 // request size limit.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.bodyDeadline(w, r)
 		if s.cfg.Tokens.Len() == 0 && !isLoopbackRemote(r) {
+			dropBody(w, r)
 			writeProblem(w, http.StatusForbidden, apiError{Code: "forbidden",
 				Message: "no bearer tokens are configured (QUERYD_TOKENS), so only loopback clients are served"})
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(o) {
+			dropBody(w, r)
 			writeProblem(w, http.StatusForbidden, apiError{Code: "forbidden",
 				Message: fmt.Sprintf("origin %q is not allowed (QUERYD_ALLOWED_ORIGINS)", o)})
 			return
 		}
 		if r.ContentLength > s.cfg.MaxRequestBytes {
+			dropBody(w, r)
 			writeProblem(w, http.StatusRequestEntityTooLarge, apiError{Code: "too_large",
 				Message: fmt.Sprintf("the request body is over %d bytes (QUERYD_MAX_REQUEST_BYTES)", s.cfg.MaxRequestBytes)})
 			return
@@ -154,6 +179,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 					msg = "the bearer token is not valid"
 				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="stratakb"`)
+				dropBody(w, r)
 				writeError(w, &qerr.Error{Kind: qerr.Unauthorized, Msg: msg})
 				return
 			}
@@ -166,18 +192,13 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 func (s *Server) toolHTTP(t Tool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
+			dropBody(w, r)
 			writeProblem(w, http.StatusUnsupportedMediaType, apiError{Code: "unsupported_media_type", Message: "send the arguments as application/json"})
 			return
 		}
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				writeProblem(w, http.StatusRequestEntityTooLarge, apiError{Code: "too_large",
-					Message: fmt.Sprintf("the request body is over %d bytes (QUERYD_MAX_REQUEST_BYTES)", s.cfg.MaxRequestBytes)})
-				return
-			}
-			writeError(w, qerr.Invalidf("body", "cannot be read"))
+			s.bodyError(w, r, err)
 			return
 		}
 		if !json.Valid(body) && len(strings.TrimSpace(string(body))) > 0 {
@@ -196,12 +217,16 @@ func (s *Server) toolHTTP(t Tool) http.Handler {
 // writeError answers with the status code of the error's kind and a body
 // naming the problem and the argument.
 func writeError(w http.ResponseWriter, err error) {
+	var e *qerr.Error
+	if errors.As(err, &e) && e.Kind == qerr.Unavailable && e.RetryAfter > time.Second {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(e.RetryAfter.Seconds()))))
+	}
 	p := publicError(err)
 	writeProblem(w, errorKinds[qerr.KindOf(err)].status, p)
 }
 
 func writeProblem(w http.ResponseWriter, status int, p apiError) {
-	if status == http.StatusServiceUnavailable {
+	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", retryAfterSeconds)
 	}
 	writeJSON(w, status, map[string]apiError{"error": p})
@@ -284,7 +309,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.log.Info("queryd serving", slog.String("addr", ln.Addr().String()), slog.Any("tools", s.ToolNames()))
 	errc := make(chan error, 1)
-	go func() { errc <- h.srv.Serve(ln) }()
+	go func() { errc <- h.srv.Serve(limitPerClient(ln, s.cfg.MaxConnsPerClient, s.log)) }()
 	select {
 	case err := <-errc:
 		return fmt.Errorf("serve: %w", err)
@@ -312,4 +337,46 @@ func splitComma(s string) []string {
 		}
 	}
 	return out
+}
+
+// bodyDeadline gives a request's body QUERYD_READ_TIMEOUT to arrive: a
+// client that sends the headers and part of the body cannot hold the
+// connection. Once the body has been read the deadline is lifted, so that
+// a long search or an MCP event stream is not cut off.
+func (s *Server) bodyDeadline(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return
+	}
+	rc := http.NewResponseController(w)
+	if err := rc.SetReadDeadline(time.Now().Add(s.cfg.ReadTimeout)); err != nil {
+		return // not a connection of net/http's own (a test recorder)
+	}
+	r.Body = &deadlineBody{ReadCloser: r.Body, lift: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+}
+
+// deadlineBody lifts the read deadline when the body ends.
+type deadlineBody struct {
+	io.ReadCloser
+	once sync.Once
+	lift func()
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.once.Do(b.lift)
+	}
+	return n, err
+}
+
+// dropBody marks a response sent without reading the request's body: the
+// connection closes after it, and reading stops now. Otherwise net/http
+// reads what is left of the body (up to 256 KB) before it answers and again
+// when it closes the body, and a client that sent half of it waited for its
+// 401 (or 403, 413, 415) for as long as it kept the connection open.
+func dropBody(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
 }

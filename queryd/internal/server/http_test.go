@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/search"
 )
 
@@ -63,6 +64,12 @@ func TestInvalidArgumentsNameTheArgument(t *testing.T) {
 		{`{"query":"x","explain":"yes"}`, "explain"},
 		{`{"query":"x","mode":"extractive"}`, "mode"},
 		{`["x"]`, "arguments"},
+		// PostgreSQL text cannot hold a NUL: these got 503 "unavailable:
+		// lexical search" with Retry-After.
+		{`{"query":"carry\u0000over"}`, "query"},
+		{`{"query":"x","layers":["hand\u0000book"]}`, "layers"},
+		{`{"query":"x","metadata_filter":{"te\u0000am":"x"}}`, "metadata_filter"},
+		{`{"query":"x","metadata_filter":{"team":"pay\u0000ments"}}`, "metadata_filter"},
 		{`{"query":`, "body"},
 	}
 	for _, c := range cases {
@@ -169,6 +176,21 @@ func TestOversizedRequests(t *testing.T) {
 	r := do(t, http.MethodPost, ts.url+"/v1/search", readerToken, pr, nil)
 	if r.status != 413 {
 		t.Errorf("chunked: status %d: %s", r.status, r.body)
+	}
+}
+
+func TestRetryAfterFollowsTheError(t *testing.T) {
+	for _, c := range []struct {
+		after time.Duration
+		want  string
+	}{{0, "1"}, {250 * time.Millisecond, "1"}, {3500 * time.Millisecond, "4"}} {
+		ts := newTestServer(t, func(_ *Config, d *Deps) {
+			d.Searcher = &fakeSearcher{err: &qerr.Error{Kind: qerr.Unavailable, Msg: "the database is unreachable", RetryAfter: c.after}}
+		})
+		r := post(t, ts.url+"/v1/search", readerToken, `{"query":"x"}`)
+		if r.status != 503 || r.header.Get("Retry-After") != c.want {
+			t.Errorf("RetryAfter %s: status %d, Retry-After %q, want 503 and %q", c.after, r.status, r.header.Get("Retry-After"), c.want)
+		}
 	}
 }
 
@@ -396,18 +418,21 @@ func TestConfigFromEnvironment(t *testing.T) {
 		"QUERYD_ADDR": "127.0.0.1:9999", "QUERYD_TOKENS": "reader:" + readerToken,
 		"QUERYD_ALLOWED_ORIGINS": "https://a.example, https://b.example/", "QUERYD_REQUEST_TIMEOUT": "5s",
 		"QUERYD_MAX_CONCURRENT_SEARCHES": "3", "LEARNING_STORE_RAW_QUERIES": "true",
+		"QUERYD_READ_TIMEOUT": "3s", "QUERYD_MAX_CONNS_PER_CLIENT": "7",
 	}
 	c, err := LoadConfig(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Addr != "127.0.0.1:9999" || c.Tokens.Role(readerToken) != RoleReader || len(c.AllowedOrigins) != 2 ||
-		c.AllowedOrigins[1] != "https://b.example" || c.RequestTimeout != 5*time.Second || c.MaxConcurrent != 3 || !c.RawQueries {
+		c.AllowedOrigins[1] != "https://b.example" || c.RequestTimeout != 5*time.Second || c.MaxConcurrent != 3 || !c.RawQueries ||
+		c.ReadTimeout != 3*time.Second || c.MaxConnsPerClient != 7 {
 		t.Errorf("config %+v", c)
 	}
 	for k, v := range map[string]string{
 		"QUERYD_ADDR": "nonsense", "QUERYD_TOKENS": "owner:" + readerToken, "QUERYD_REQUEST_TIMEOUT": "soon",
 		"QUERYD_MAX_CONCURRENT_SEARCHES": "0", "QUERYD_ALLOWED_ORIGINS": "*", "QUERYD_TOKEN_FILE": "/nonexistent/tokens",
+		"QUERYD_READ_TIMEOUT": "0s", "QUERYD_MAX_CONNS_PER_CLIENT": "-1",
 	} {
 		_, err := LoadConfig(func(name string) string {
 			if name == k {

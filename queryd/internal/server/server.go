@@ -16,7 +16,9 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
@@ -56,8 +58,10 @@ type Server struct {
 	log     *slog.Logger
 	metrics *Metrics
 	limiter *limiter
-	tools   []Tool
-	byName  map[string]Tool
+	// sessions are the MCP session ids of streamable HTTP.
+	sessions *sessions
+	tools    []Tool
+	byName   map[string]Tool
 }
 
 // New builds a server with every tool whose dependencies are present.
@@ -82,6 +86,7 @@ func newServer(cfg Config, deps Deps, extra []Tool) (*Server, error) {
 		s.metrics = NewMetrics()
 	}
 	s.limiter = newLimiter(cfg.MaxConcurrent, cfg.QueueWait)
+	s.sessions = newSessions()
 	for _, b := range toolBuilders {
 		if t, ok := b(s); ok {
 			s.tools = append(s.tools, t)
@@ -158,7 +163,11 @@ func (s *Server) call(ctx context.Context, t Tool, args json.RawMessage) (out Ou
 	role := RoleFrom(ctx)
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("panic in tool %s: %v\n%s", t.Name, r, debug.Stack())
+			// The stack gets a log line of its own: the request log's
+			// error attribute is cut short.
+			s.log.Error("panic in tool", slog.String(logTool, t.Name), slog.String(logError, fmt.Sprint(r)),
+				slog.String("stack", string(debug.Stack())))
+			err = fmt.Errorf("panic in tool %s: %v", t.Name, r)
 		}
 		s.record(ctx, t.Name, role, start, out, err)
 	}()
@@ -196,9 +205,47 @@ func roleName(r Role) string {
 	return string(r)
 }
 
+// maxLogged bounds each argument (and error text) in the request log, in
+// bytes: a 900 KB query refused as too long was logged whole on every
+// request.
+const (
+	maxLogged      = 300
+	maxLoggedError = 600
+)
+
+// logArg prepares an argument for the log: scrubbed unless raw, and cut at
+// maxLogged bytes with a marker giving the original length. A long text is
+// cut before it is scrubbed too, far enough out that no identifier the
+// scrubber would catch straddles the final cut.
+func logArg(s string, max int, raw bool) string {
+	n := len(s)
+	if n > 4*max {
+		s = cutUTF8(s, 4*max)
+	}
+	if !raw {
+		s = scrub.Text(s)
+	}
+	if n <= max {
+		return s
+	}
+	return cutUTF8(s, max) + fmt.Sprintf("…[cut, %d bytes in all]", n)
+}
+
+// cutUTF8 returns at most n bytes of s, not splitting a character.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
 // record writes the request log line and the metrics of one call. The log
-// never holds a token, and the query is scrubbed of bank identifiers unless
-// LEARNING_STORE_RAW_QUERIES=true.
+// never holds a token, the query is scrubbed of bank identifiers unless
+// LEARNING_STORE_RAW_QUERIES=true, and every text is cut at a few hundred
+// bytes.
 func (s *Server) record(ctx context.Context, tool string, role Role, start time.Time, out Outcome, err error) {
 	d := time.Since(start)
 	status := "ok"
@@ -206,10 +253,7 @@ func (s *Server) record(ctx context.Context, tool string, role Role, start time.
 		status = errorKinds[qerr.KindOf(err)].code
 	}
 	s.metrics.observe(tool, transportFrom(ctx), status, d)
-	q := out.Query
-	if !s.cfg.RawQueries {
-		q = scrub.Text(q)
-	}
+	q := logArg(out.Query, maxLogged, s.cfg.RawQueries)
 	attrs := []slog.Attr{
 		slog.String(logTool, tool),
 		slog.String(logTransport, transportFrom(ctx)),
@@ -221,7 +265,7 @@ func (s *Server) record(ctx context.Context, tool string, role Role, start time.
 	}
 	level := slog.LevelInfo
 	if err != nil {
-		attrs = append(attrs, slog.String(logError, err.Error()))
+		attrs = append(attrs, slog.String(logError, logArg(err.Error(), maxLoggedError, true)))
 		if qerr.KindOf(err) == qerr.Internal {
 			level = slog.LevelError
 		}
@@ -327,7 +371,7 @@ func (s *Server) mcpToolHandler(t Tool) mcpserver.ToolHandlerFunc {
 // promptHandler serves answer_from_documents. It reads no data, so it works
 // without a database.
 func (s *Server) promptHandler(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	q := req.Params.Arguments["question"]
+	q := strings.TrimSpace(req.Params.Arguments["question"])
 	if q == "" {
 		return nil, errors.New("question: the prompt needs a question")
 	}

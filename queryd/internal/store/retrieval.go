@@ -23,7 +23,7 @@ type Layer struct {
 
 // Layers returns every layer, by name.
 func (s *Store) Layers(ctx context.Context) ([]Layer, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, name, description, routing_patterns, answer_mode
+	rows, err := s.db.Query(ctx, `SELECT id, name, description, routing_patterns, answer_mode
 		FROM strata.layers ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list layers: %w", err)
@@ -49,7 +49,7 @@ func (s *Store) Layers(ctx context.Context) ([]Layer, error) {
 func (s *Store) Version(ctx context.Context) (string, error) {
 	var layers int64
 	var a, b, c, d, e *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT
+	err := s.db.QueryRow(ctx, `SELECT
 		(SELECT count(*) FROM strata.layers) + coalesce((SELECT max(id) FROM strata.layers), 0) * 1000003,
 		(SELECT max(updated_at) FROM strata.layers),
 		(SELECT max(changed_at) FROM strata.lexical_layer_stats),
@@ -82,7 +82,7 @@ type LexicalStats struct {
 // QueryLexemes returns the distinct english lexemes of text, as
 // to_tsvector('english') makes them for the chunks.
 func (s *Store) QueryLexemes(ctx context.Context, text string) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT lexeme FROM unnest(to_tsvector('english', $1)) ORDER BY lexeme`, text)
+	rows, err := s.db.Query(ctx, `SELECT lexeme FROM unnest(to_tsvector('english', $1)) ORDER BY lexeme`, text)
 	if err != nil {
 		return nil, fmt.Errorf("query lexemes: %w", err)
 	}
@@ -97,7 +97,7 @@ func (s *Store) QueryLexemes(ctx context.Context, text string) ([]string, error)
 // lexemes in order and adjacent, or "" when text has none.
 func (s *Store) PhraseQuery(ctx context.Context, text string) (string, error) {
 	var q string
-	if err := s.pool.QueryRow(ctx, `SELECT phraseto_tsquery('english', $1)::text`, text).Scan(&q); err != nil {
+	if err := s.db.QueryRow(ctx, `SELECT phraseto_tsquery('english', $1)::text`, text).Scan(&q); err != nil {
 		return "", fmt.Errorf("phrase query: %w", err)
 	}
 	return q, nil
@@ -107,12 +107,12 @@ func (s *Store) PhraseQuery(ctx context.Context, text string) (string, error) {
 // of lexical_layer_stats and lexeme_stats serve both lookups.
 func (s *Store) Stats(ctx context.Context, layerIDs []int64, lexemes []string) (LexicalStats, error) {
 	st := LexicalStats{DF: map[string]int64{}}
-	err := s.pool.QueryRow(ctx, `SELECT coalesce(sum(chunks), 0), coalesce(sum(total_len), 0)
+	err := s.db.QueryRow(ctx, `SELECT coalesce(sum(chunks), 0), coalesce(sum(total_len), 0)
 		FROM strata.lexical_layer_stats WHERE layer_id = ANY($1)`, layerIDs).Scan(&st.Chunks, &st.TotalLen)
 	if err != nil {
 		return st, fmt.Errorf("read layer statistics: %w", err)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT lexeme, sum(df)::bigint FROM strata.lexeme_stats
+	rows, err := s.db.Query(ctx, `SELECT lexeme, sum(df)::bigint FROM strata.lexeme_stats
 		WHERE lexeme = ANY($1) AND layer_id = ANY($2) GROUP BY lexeme`, lexemes, layerIDs)
 	if err != nil {
 		return st, fmt.Errorf("read lexeme statistics: %w", err)
@@ -179,7 +179,7 @@ func (s *Store) PrepareLexical(ctx context.Context, query string, terms []string
 		}
 		return rows.Err()
 	})
-	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
 		return p, fmt.Errorf("prepare lexical search: %w", err)
 	}
 	return p, nil
@@ -263,7 +263,7 @@ func (s *Store) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 		order = "cardinality(exact) DESC, score DESC, id"
 	}
 	var out []LexHit
-	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		// The planner prices tsv @@ without the cost of reading each
 		// tsvector out of TOAST, and on small layers would rather scan and
 		// decompress every chunk than take the GIN index: keep it on the
@@ -338,7 +338,7 @@ func (s *Store) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 // the first version of search did. It is kept as the baseline the
 // evaluation compares BM25 with.
 func (s *Store) SearchTSRank(ctx context.Context, query string, layerIDs []int64, limit int) ([]LexHit, error) {
-	rows, err := s.pool.Query(ctx, `
+	rows, err := s.db.Query(ctx, `
 		SELECT c.id, ts_rank_cd(c.tsv, query.q, 32) AS score
 		FROM strata.chunks c,
 			(SELECT replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery AS q) query
@@ -362,7 +362,7 @@ func (s *Store) SearchTSRank(ctx context.Context, query string, layerIDs []int64
 // CompleteLayers returns which of the layers have every chunk embedded by
 // model (strata.layer_models.complete).
 func (s *Store) CompleteLayers(ctx context.Context, model string, layerIDs []int64) ([]int64, error) {
-	rows, err := s.pool.Query(ctx, `SELECT layer_id FROM strata.layer_models
+	rows, err := s.db.Query(ctx, `SELECT layer_id FROM strata.layer_models
 		WHERE model = $1 AND complete AND layer_id = ANY($2) ORDER BY layer_id`, model, layerIDs)
 	if err != nil {
 		return nil, fmt.Errorf("read layer models: %w", err)
@@ -389,7 +389,7 @@ type ModelParams struct {
 // ModelParams reads the model's row of strata.model_search_params; ok is
 // false when the model has none.
 func (s *Store) ModelParams(ctx context.Context, model string) (p ModelParams, ok bool, err error) {
-	err = s.pool.QueryRow(ctx, `SELECT rrf_k, lexical_weight, vector_weight, ef_search, confidence_high,
+	err = s.db.QueryRow(ctx, `SELECT rrf_k, lexical_weight, vector_weight, ef_search, confidence_high,
 		confidence_medium, min_similarity, measured_on FROM strata.model_search_params WHERE model = $1`, model).Scan(
 		&p.RRFK, &p.LexicalWeight, &p.VectorWeight, &p.EFSearch, &p.ConfidenceHigh, &p.ConfidenceMedium, &p.MinSimilarity, &p.MeasuredOn)
 	if err == pgx.ErrNoRows {
@@ -460,7 +460,7 @@ func (s *Store) SearchVectors(ctx context.Context, q VectorQuery) ([]VecHit, err
 		WHERE c.layer_id = ANY($2) AND c.metadata @> $3::jsonb
 		GROUP BY c.id ORDER BY sim DESC, c.id LIMIT $5`
 	var out []VecHit
-	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err = pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		ef := q.EFSearch
 		if ef <= 0 {
 			ef = 100
@@ -503,7 +503,7 @@ func (s *Store) Similarities(ctx context.Context, model string, vec []float32, c
 		return out, nil
 	}
 	dims := len(vec)
-	rows, err := s.pool.Query(ctx, fmt.Sprintf(`
+	rows, err := s.db.Query(ctx, fmt.Sprintf(`
 		SELECT c.id, max(1 - (e.embedding::vector(%d) <=> $1::vector(%d)))
 		FROM strata.chunks c JOIN strata.embeddings e ON e.content_hash = c.content_hash AND e.model = $2
 			AND e.dims = %d
@@ -528,7 +528,7 @@ func (s *Store) Similarities(ctx context.Context, model string, vec []float32, c
 func (s *Store) SpanSimilarity(ctx context.Context, model string, vec []float32, docID int64, start, end int) (float64, error) {
 	dims := len(vec)
 	var sim *float64
-	err := s.pool.QueryRow(ctx, fmt.Sprintf(`
+	err := s.db.QueryRow(ctx, fmt.Sprintf(`
 		SELECT max(1 - (e.embedding::vector(%d) <=> $1::vector(%d)))
 		FROM strata.chunks c JOIN strata.embeddings e ON e.content_hash = c.content_hash AND e.model = $2
 			AND e.dims = %d
@@ -546,7 +546,7 @@ func (s *Store) SpanSimilarity(ctx context.Context, model string, vec []float32,
 // Chunks returns the hits for the chunk ids, with what a citation needs, in
 // no particular order.
 func (s *Store) Chunks(ctx context.Context, ids []int64) (map[int64]Hit, error) {
-	rows, err := s.pool.Query(ctx, `
+	rows, err := s.db.Query(ctx, `
 		SELECT c.id, c.document_id, l.name, d.path, c.start_off, c.end_off, c.line_start, c.line_end,
 			c.page, c.clause_path, c.text
 		FROM strata.chunks c
@@ -597,7 +597,7 @@ func (s *Store) SectionsByKeys(ctx context.Context, keys []string, layerIDs []in
 	if err != nil {
 		return nil, fmt.Errorf("look up sections: %w", err)
 	}
-	rows, err := s.pool.Query(ctx, `
+	rows, err := s.db.Query(ctx, `
 		SELECT s.id, s.document_id, l.name, d.path, s.ref_key, s.number, s.title, s.clause_path,
 			s.start_off, s.end_off,
 			1 + length(t.before) - length(replace(t.before, E'\n', '')),

@@ -7,30 +7,73 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stratakb/stratakb/schema"
 	"github.com/stratakb/stratakb/schema/migrate"
 )
 
-// Store reads documents, sections and chunks.
+// Store reads documents, sections and chunks. Its queries go through a
+// reconnect gate (see Gate), so that while the database is down a burst of
+// requests is refused at once instead of dialling once each.
 type Store struct {
 	pool *pgxpool.Pool
+	db   gatedDB
 }
+
+// Option changes how Open connects.
+type Option func(*openOptions)
+
+type openOptions struct {
+	gate *Gate
+	dial pgconn.DialFunc // tests count dials with it
+}
+
+// WithGate makes Open and the store it opens share g: a caller that opens
+// the store lazily, retrying on every request until the database answers,
+// passes the same gate each time, so that those attempts back off too.
+func WithGate(g *Gate) Option { return func(o *openOptions) { o.gate = g } }
+
+// defaultConnectTimeout bounds a connection attempt when the URL sets no
+// connect_timeout: an address that drops packets must not hold a request
+// (and the gate's one probe) until the request timeout.
+const defaultConnectTimeout = 5 * time.Second
 
 // ErrSchemaTooOld is returned when the database has not been migrated to the
 // version this binary needs.
 var ErrSchemaTooOld = errors.New("database schema is older than this queryd: run 'ingestd migrate'")
 
 // Open connects with read-only transactions by default and checks the schema
-// version.
-func Open(ctx context.Context, url string) (*Store, error) {
+// version. While the gate (WithGate, else a gate of the store's own) is
+// closed after a recent failure, it fails at once with an error matching
+// ErrUnreachable, without dialling.
+func Open(ctx context.Context, url string, opts ...Option) (st *Store, err error) {
+	o := openOptions{}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	if o.gate == nil {
+		o.gate = NewGate()
+	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", err)
 	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = defaultConnectTimeout
+	}
+	if o.dial != nil {
+		cfg.ConnConfig.DialFunc = o.dial
+	}
+	probe, err := o.gate.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer func() { o.gate.done(ctx, probe, err) }()
 	cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
 	// Search statements are prepared once and run with new values; a
 	// generic plan cannot see the query vector's LIMIT or the tsquery, and
@@ -49,8 +92,11 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("database at version %d, queryd needs %d: %w", v, schema.LatestVersion(), ErrSchemaTooOld)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, db: gatedDB{pool: pool, gate: o.gate}}, nil
 }
+
+// Ping checks that the database answers, through the gate.
+func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
 
 // Close closes the pool.
 func (s *Store) Close() { s.pool.Close() }
@@ -80,7 +126,7 @@ func (h Hit) Ref() string {
 
 // LayerNames returns the names of every layer.
 func (s *Store) LayerNames(ctx context.Context) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT name FROM strata.layers ORDER BY name`)
+	rows, err := s.db.Query(ctx, `SELECT name FROM strata.layers ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list layers: %w", err)
 	}
@@ -96,7 +142,7 @@ func (s *Store) LayerNames(ctx context.Context) ([]string, error) {
 // the query's words; ts_rank_cd ranks those holding more of them, closer
 // together, first.
 func (s *Store) SearchText(ctx context.Context, query string, layers []string, limit int) ([]Hit, error) {
-	rows, err := s.pool.Query(ctx, `
+	rows, err := s.db.Query(ctx, `
 		SELECT c.id, c.document_id, l.name, d.path, c.start_off, c.end_off, c.line_start, c.line_end,
 			c.page, c.clause_path, c.text, ts_rank_cd(c.tsv, query.q, 32) AS score
 		FROM strata.chunks c
