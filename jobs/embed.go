@@ -86,7 +86,6 @@ type EmbedWorker struct {
 // of stuck jobs (RescueStuckJobsAfter) can stay short.
 func (w *EmbedWorker) Timeout(*river.Job[EmbedArgs]) time.Duration { return embedTimeout }
 
-
 // embedLockSpace keeps the per-layer advisory lock keys of embed jobs apart
 // from other advisory locks.
 const embedLockSpace = int64(0x454d424400000000) // "EMBD"
