@@ -181,8 +181,9 @@ func (p *Presence) Close(ctx context.Context) {
 }
 
 // abandon drops the lock's connection without marking the worker stopped,
-// as a crash would; for tests.
-func (p *Presence) abandon() {
+// as a crash would, and waits until the server has let the lock go; for
+// tests.
+func (p *Presence) abandon() error {
 	p.cancel()
 	<-p.done
 	p.mu.Lock()
@@ -190,6 +191,22 @@ func (p *Presence) abandon() {
 	if p.conn != nil {
 		p.conn.Close(context.Background())
 		p.conn = nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		var alive bool
+		if err := p.pool.QueryRow(ctx, `SELECT alive FROM strata.ingest_worker_state WHERE id = $1`, p.id).Scan(&alive); err != nil {
+			return err
+		}
+		if !alive {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 }
 
@@ -206,6 +223,9 @@ type TakenOver struct {
 // doing is recorded as failed: a file that kills the worker every time it is
 // parsed ends as a failed file, not an endless loop.
 func TakeOverOrphans(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) ([]TakenOver, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	rows, err := pool.Query(ctx, `
 		WITH orphan AS (
 			SELECT j.id, j.attempt, j.max_attempts, ws.client_id, ws.last_seen
