@@ -51,7 +51,8 @@ const usage = `ingestd: StrataKB's ingestion daemon
 
 Usage:
   ingestd add DIR --layer NAME [flags] [--wait]   register a folder as a layer and ingest it
-  ingestd ingest [--layer NAME] [--wait]          re-ingest one layer or all of them
+  ingestd ingest [--layer NAME] [--allow-deletes] [--wait]
+                                                  re-ingest one layer or all of them
   ingestd status [--layer NAME] [--failed]        per-layer and per-file state
   ingestd serve                                   run the workers until stopped
   ingestd migrate                                 apply database migrations

@@ -57,6 +57,8 @@ func (e *env) waitRun(ctx context.Context, l jobs.Layer, runID int64) (jobs.RunP
 			if waiting != "" {
 				line = fmt.Sprintf("%s: %s", l.Name, waiting)
 			}
+		case "failed":
+			line = fmt.Sprintf("%s: stopped", l.Name) // the summary says why
 		default:
 			line = fmt.Sprintf("%s: %d/%d files parsed", l.Name, done, parsing)
 			if p.Failed > 0 {
