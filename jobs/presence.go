@@ -27,7 +27,7 @@ import (
 // a process dies its connection and lock go with it, and the next sweep of
 // any live process (every few seconds, and at its start) makes the dead
 // process's running jobs available again: a restart takes the work over
-// within seconds instead of an hour.
+// within seconds instead of River's rescue minutes later.
 
 // workerLockSpace is the high half of the advisory lock key of a worker (its
 // row id is the low half); migration 0008's ingest_worker_state view looks
@@ -35,10 +35,17 @@ import (
 const workerLockSpace = int64(0x574b5200) << 32 // "WKR\0"
 
 // heartbeatEvery is how often a live worker refreshes its heartbeat and
-// sweeps for the jobs of dead ones. The view counts a worker gone after two
-// minutes without a heartbeat even if its lock is still held (a host cut off
-// from the network keeps its connection for a while).
+// sweeps for the jobs of dead ones. The ingest_worker_state view counts a
+// worker gone as soon as its lock is released, and also when its heartbeat
+// is older than two minutes even with the lock held (a host cut off from the
+// network keeps its connection for a while).
 const heartbeatEvery = 3 * time.Second
+
+// reconnectQuiet is how long a worker that lost its lock connection and took
+// the lock again does not sweep: when the database restarts every worker
+// loses its lock at once, and the first to reconnect must not take the
+// others, which are reconnecting too, for dead.
+const reconnectQuiet = 10 * time.Second
 
 // Metadata keys set on a job taken over from a dead worker.
 const (
@@ -54,10 +61,11 @@ type Presence struct {
 	pool     *pgxpool.Pool
 	logger   *slog.Logger
 
-	mu     sync.Mutex
-	conn   *pgx.Conn // holds the lock
-	cancel context.CancelFunc
-	done   chan struct{}
+	mu          sync.Mutex
+	conn        *pgx.Conn // holds the lock
+	reconnected time.Time // when the lock was last taken again
+	cancel      context.CancelFunc
+	done        chan struct{}
 }
 
 // Register records this process as a worker, takes its lock, takes over the
@@ -127,6 +135,12 @@ func (p *Presence) loop(ctx context.Context) {
 		if err := p.beat(ctx); err != nil && ctx.Err() == nil {
 			p.logger.Warn("worker heartbeat", "error", err)
 		}
+		p.mu.Lock()
+		quiet := time.Since(p.reconnected) < reconnectQuiet
+		p.mu.Unlock()
+		if quiet {
+			continue
+		}
 		if _, err := TakeOverOrphans(ctx, p.pool, p.logger); err != nil && ctx.Err() == nil {
 			p.logger.Warn("take over jobs of stopped workers", "error", err)
 		}
@@ -134,29 +148,32 @@ func (p *Presence) loop(ctx context.Context) {
 }
 
 // beat refreshes the heartbeat; when the lock's connection was lost (the
-// database restarted), it reconnects and takes the lock again.
+// database restarted), it reconnects and takes the lock again at once.
 func (p *Presence) beat(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	bctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if p.conn == nil || p.conn.IsClosed() {
-		conn, err := pgx.ConnectConfig(bctx, p.pool.Config().ConnConfig.Copy())
-		if err != nil {
-			return fmt.Errorf("reconnect: %w", err)
+	var err error
+	for try := 0; try < 2; try++ {
+		if p.conn == nil || p.conn.IsClosed() {
+			conn, cerr := pgx.ConnectConfig(bctx, p.pool.Config().ConnConfig.Copy())
+			if cerr != nil {
+				return fmt.Errorf("reconnect: %w", cerr)
+			}
+			if _, cerr := conn.Exec(bctx, `SELECT pg_advisory_lock($1)`, workerLockSpace|p.id); cerr != nil {
+				conn.Close(bctx)
+				return fmt.Errorf("take the worker lock again: %w", cerr)
+			}
+			p.conn, p.reconnected = conn, time.Now()
 		}
-		if _, err := conn.Exec(bctx, `SELECT pg_advisory_lock($1)`, workerLockSpace|p.id); err != nil {
-			conn.Close(bctx)
-			return fmt.Errorf("take the worker lock again: %w", err)
+		if _, err = p.conn.Exec(bctx, `UPDATE strata.ingest_workers SET heartbeat_at = now() WHERE id = $1`, p.id); err == nil {
+			return nil
 		}
-		p.conn = conn
-	}
-	if _, err := p.conn.Exec(bctx, `UPDATE strata.ingest_workers SET heartbeat_at = now() WHERE id = $1`, p.id); err != nil {
 		p.conn.Close(bctx)
 		p.conn = nil
-		return err
 	}
-	return nil
+	return err
 }
 
 // Close marks the worker stopped and releases its lock. Call it after the
@@ -168,6 +185,11 @@ func (p *Presence) Close(ctx context.Context) {
 	defer p.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
+	// A last sweep: jobs of dead workers that this process did not need
+	// are left available for the next one, not "running" for nobody.
+	if _, err := TakeOverOrphans(ctx, p.pool, p.logger); err != nil {
+		p.logger.Warn("take over jobs of stopped workers", "error", err)
+	}
 	if _, err := p.pool.Exec(ctx, `UPDATE strata.ingest_workers SET stopped_at = now() WHERE id = $1`, p.id); err != nil {
 		p.logger.Warn("mark worker stopped", "error", err)
 	}

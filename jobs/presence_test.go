@@ -350,3 +350,52 @@ func TestWalkOfAnEmptiedFolderDeletesNothing(t *testing.T) {
 		t.Errorf("with deletes allowed: run %s (%q, %v), %d documents left; want done, none left", status, msg, err, docs)
 	}
 }
+
+// TestBrokenLockConnectionIsTakenAgain: a worker whose lock connection
+// broke (the database restarted) takes its lock again on its next heartbeat,
+// and does not sweep for a while, since the others are reconnecting too.
+func TestBrokenLockConnectionIsTakenAgain(t *testing.T) {
+	ctx := context.Background()
+	pool := migratedPool(t)
+	p, err := Register(ctx, pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	alive := func() bool {
+		t.Helper()
+		var a bool
+		if err := pool.QueryRow(ctx, `SELECT alive FROM strata.ingest_worker_state WHERE id = $1`, p.id).Scan(&a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	if !alive() {
+		t.Fatal("a registered worker is not alive")
+	}
+	p.mu.Lock()
+	pid := p.conn.PgConn().PID()
+	p.mu.Unlock()
+	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend($1)`, int(pid)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for alive() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if alive() {
+		t.Fatal("the worker still reads alive after its lock connection was terminated")
+	}
+	if err := p.beat(ctx); err != nil {
+		t.Fatalf("heartbeat after the connection broke: %v", err)
+	}
+	if !alive() {
+		t.Error("after its next heartbeat the worker does not hold its lock again")
+	}
+	p.mu.Lock()
+	quiet := time.Since(p.reconnected) < reconnectQuiet
+	p.mu.Unlock()
+	if !quiet {
+		t.Error("a worker that just took its lock again would sweep at once")
+	}
+}

@@ -35,9 +35,10 @@ ALTER TABLE strata.layers
     ADD COLUMN schedule_allow_deletes boolean NOT NULL DEFAULT false;
 
 -- Whether each worker is alive: not stopped, a heartbeat in the last two
--- minutes, and its advisory lock held (key: 0x574B5200 in the high 32 bits,
--- the row id in the low ones, as jobs.workerLockSpace says; pg_locks shows a
--- bigint advisory key as classid = high half, objid = low half, objsubid = 1).
+-- minutes, and its advisory lock held. The lock key is 0x574B5200 in the
+-- high 32 bits and the row id in the low ones, as jobs.workerLockSpace says;
+-- pg_locks shows a bigint advisory key as classid = high half, objid = low
+-- half, objsubid = 1.
 CREATE VIEW strata.ingest_worker_state AS
 SELECT w.id, w.client_id, w.host, w.pid, w.started_at, w.heartbeat_at, w.stopped_at,
     coalesce(w.stopped_at, w.heartbeat_at) AS last_seen,

@@ -213,7 +213,7 @@ func TestStatusOfARunWhoseWorkerDied(t *testing.T) {
 	// recent heartbeat but no lock held, its run still "walking", the walk
 	// job running under its client ID.
 	if _, err := pool.Exec(ctx, `INSERT INTO strata.ingest_workers (client_id, host, pid, heartbeat_at)
-		VALUES ('ingestd_dead_1', 'host', 1, now() - interval '5 seconds')`); err != nil {
+		VALUES ('ingestd_dead_1', 'host', 1, now() - interval '2 seconds')`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `UPDATE strata.ingest_runs SET worker_id = 'ingestd_dead_1'`); err != nil {

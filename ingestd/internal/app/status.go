@@ -92,8 +92,8 @@ func (e *env) status(ctx context.Context, args []string) error {
 			}
 		}
 		if since, ok := orphanEmbeds[r.id]; ok {
-			notes = append(notes, fmt.Sprintf("%s: embedding interrupted: its worker is gone since %s; a live worker takes it over",
-				r.name, since.UTC().Format("2006-01-02 15:04:05 UTC")))
+			notes = append(notes, fmt.Sprintf("%s: embedding interrupted: its worker is gone since %s; "+
+				"'ingestd serve' or the next run with --wait takes it over", r.name, since.UTC().Format("2006-01-02 15:04:05 UTC")))
 		}
 		root := r.root
 		if r.pushed {
