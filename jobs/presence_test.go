@@ -399,3 +399,50 @@ func TestBrokenLockConnectionIsTakenAgain(t *testing.T) {
 		t.Error("a worker that just took its lock again would sweep at once")
 	}
 }
+
+// TestAheadCountsLeftoverWork: a new run's walk queued behind jobs a killed
+// process left is told how many there are and that they were taken over.
+func TestAheadCountsLeftoverWork(t *testing.T) {
+	ctx := context.Background()
+	pool := migratedPool(t)
+	client, err := NewClient(pool, ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := UpsertLayer(ctx, pool, Layer{Name: "a", Root: t.TempDir(), AnswerMode: "grounded", ChunkSize: 800})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead, err := Register(ctx, pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for d := int64(1); d <= 3; d++ {
+		res, err := client.Insert(ctx, EmbedArgs{LayerID: l.ID, DocumentID: d, Model: "m"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, res.Job.ID)
+	}
+	claim(t, pool, ids[0], dead.ClientID)
+	if err := dead.abandon(); err != nil {
+		t.Fatal(err)
+	}
+	runID, err := StartIngest(ctx, pool, client, l.ID, "cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := Register(ctx, pool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close(ctx)
+	a, err := Ahead(ctx, pool, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.WalkState != "available" || a.Ahead != 3 || a.Running != 0 || a.TakenOver != 1 || a.GoneSince.IsZero() {
+		t.Errorf("queue ahead of the walk: %+v; want 3 jobs ahead, 1 taken over from the dead worker", a)
+	}
+}

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stratakb/stratakb/jobs"
 )
 
 // noModel keeps the embedding model out of tests that are about files.
@@ -157,5 +160,20 @@ func TestChunkSizeHelpSaysBytes(t *testing.T) {
 	_, _, errOut := c.run("add", "-h")
 	if !strings.Contains(errOut, "chunk size in bytes") || strings.Contains(errOut, "characters") {
 		t.Errorf("add -h on --chunk-size:\n%s", errOut)
+	}
+}
+
+// TestWaitingScanSaysWhatItWaitsFor: while a run's walk waits behind other
+// jobs, the progress line says so (and that a dead worker left them)
+// instead of "scanning folder".
+func TestWaitingScanSaysWhatItWaitsFor(t *testing.T) {
+	since := time.Date(2026, 12, 1, 20, 31, 5, 0, time.UTC)
+	got := aheadLine(jobs.QueueAhead{WalkState: "available", Running: 2, Ahead: 10, TakenOver: 12, GoneSince: since})
+	want := "waiting to scan the folder behind 12 jobs (2 running, 10 queued ahead); 12 of them were left by a worker gone since 20:31:05 UTC and are being taken over"
+	if got != want {
+		t.Errorf("aheadLine = %q\nwant       %q", got, want)
+	}
+	if got := aheadLine(jobs.QueueAhead{WalkState: "running", Running: 2}); got != "" {
+		t.Errorf("a running walk waits for nothing, got %q", got)
 	}
 }
