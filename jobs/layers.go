@@ -28,7 +28,7 @@ type Layer struct {
 	// checkout): the schedule skips it, since its folder is that runner's.
 	Pushed bool
 	// ScheduleAllowDeletes lets a scheduled run delete more than half of the
-	// layer's documents (see DeleteGuard).
+	// layer's documents (see DeleteGuardFloor).
 	ScheduleAllowDeletes bool
 }
 

@@ -446,3 +446,44 @@ func TestAheadCountsLeftoverWork(t *testing.T) {
 		t.Errorf("queue ahead of the walk: %+v; want 3 jobs ahead, 1 taken over from the dead worker", a)
 	}
 }
+
+// TestScheduleWaitsOnlyForRunsThatAreGoing: a layer whose last run still has
+// jobs to run is left alone; one whose last run was left "running" with no
+// job at all (it can never finish) gets a new run instead of waiting a day.
+func TestScheduleWaitsOnlyForRunsThatAreGoing(t *testing.T) {
+	ctx := context.Background()
+	pool := migratedPool(t)
+	client, err := NewClient(pool, ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	going, err := UpsertLayer(ctx, pool, Layer{Name: "going", Root: t.TempDir(), AnswerMode: "grounded", ChunkSize: 800})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := StartIngest(ctx, pool, client, going.ID, "cli"); err != nil { // its walk waits for a worker
+		t.Fatal(err)
+	}
+	stalled, err := UpsertLayer(ctx, pool, Layer{Name: "stalled", Root: t.TempDir(), AnswerMode: "grounded", ChunkSize: 800})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO strata.ingest_runs (layer_id, status) VALUES ($1, 'running')`, stalled.ID); err != nil {
+		t.Fatal(err)
+	}
+	scheduleRun(t, pool)
+	count := func(id int64) int {
+		t.Helper()
+		var n int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM strata.ingest_runs WHERE layer_id = $1`, id).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(going.ID); n != 1 {
+		t.Errorf("the layer with a run going has %d runs, want its 1", n)
+	}
+	if n := count(stalled.ID); n != 2 {
+		t.Errorf("the layer with a stalled run has %d runs, want a new one beside it", n)
+	}
+}

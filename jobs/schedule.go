@@ -53,11 +53,9 @@ func (w *ReingestAllWorker) Work(ctx context.Context, _ *river.Job[ReingestAllAr
 		if l.Pushed {
 			continue
 		}
-		var busy bool
-		if err := w.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM strata.ingest_runs
-			WHERE layer_id = $1 AND status IN ('walking', 'running') AND started_at > now() - interval '1 day')`,
-			l.ID).Scan(&busy); err != nil {
-			return fmt.Errorf("check runs of layer %s: %w", l.Name, err)
+		busy, err := w.busy(ctx, l)
+		if err != nil {
+			return err
 		}
 		if busy {
 			continue
@@ -80,6 +78,41 @@ func (w *ReingestAllWorker) Work(ctx context.Context, _ *river.Job[ReingestAllAr
 		}
 	}
 	return nil
+}
+
+// busy reports whether an earlier run of the layer is still going: started
+// in the last day, not finished, and with jobs left to run (a run whose
+// process died keeps its jobs, which a live worker takes over; a run left
+// with no job at all will never finish and does not hold the layer up).
+func (w *ReingestAllWorker) busy(ctx context.Context, l Layer) (bool, error) {
+	rows, err := w.pool.Query(ctx, `SELECT id FROM strata.ingest_runs
+		WHERE layer_id = $1 AND status IN ('walking', 'running') AND started_at > now() - interval '1 day'`, l.ID)
+	if err != nil {
+		return false, fmt.Errorf("check runs of layer %s: %w", l.Name, err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return false, fmt.Errorf("check runs of layer %s: %w", l.Name, err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("check runs of layer %s: %w", l.Name, err)
+	}
+	for _, id := range ids {
+		lv, err := Liveness(ctx, w.pool, id)
+		if err != nil {
+			return false, err
+		}
+		if lv.Waiting+lv.Running+lv.Orphaned > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // unreachable says why a layer's folder cannot be walked from this host, or
