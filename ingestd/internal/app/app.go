@@ -372,12 +372,24 @@ func (e *env) ingest(ctx context.Context, args []string) error {
 		}
 		layers = []jobs.Layer{l}
 	} else {
-		var err error
-		if layers, err = jobs.ListLayers(ctx, e.pool); err != nil {
+		all, err := jobs.ListLayers(ctx, e.pool)
+		if err != nil {
 			return err
 		}
-		if len(layers) == 0 {
+		if len(all) == 0 {
 			fmt.Fprintln(e.stdout, "no layers yet: add one with 'ingestd add DIR --layer NAME'")
+			return nil
+		}
+		// Like the schedule, a re-ingest of every layer leaves pushed layers
+		// to the machine that pushes them; --layer still runs one.
+		for _, l := range all {
+			if l.Pushed {
+				fmt.Fprintf(e.stdout, "layer %s: pushed from elsewhere, skipped ('ingestd ingest --layer %s' runs it here)\n", l.Name, l.Name)
+				continue
+			}
+			layers = append(layers, l)
+		}
+		if len(layers) == 0 {
 			return nil
 		}
 	}

@@ -131,6 +131,9 @@ func TestPushedAndScheduleDeletesAreStoredOnTheLayer(t *testing.T) {
 	if code, out, _ := c.run("status"); code != 0 || !strings.Contains(out, "pushed: the schedule skips it") {
 		t.Errorf("status does not say the layer is pushed:\n%s", out)
 	}
+	if code, out, errOut := c.runEnv(noModel(t), "ingest", "--wait"); code != 0 || !strings.Contains(out, "layer ci: pushed from elsewhere, skipped") {
+		t.Errorf("ingest of every layer (exit %d) did not skip the pushed one:\n%s\n%s", code, out, errOut)
+	}
 	if code, _, _ := c.run("add", dir, "--layer", "ci", "--pushed=false"); code != 0 {
 		t.Fatal("third add failed")
 	}
