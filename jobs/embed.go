@@ -80,9 +80,11 @@ type EmbedWorker struct {
 	logger    *slog.Logger
 }
 
-// Timeout bounds one embedding job; a large layer is worked in batches and
-// a job that runs out of time leaves the rest pending for the next one.
-func (w *EmbedWorker) Timeout(*river.Job[EmbedArgs]) time.Duration { return 30 * time.Minute }
+// Timeout bounds one embedding job. A job starts batches for embedBudget
+// only and then snoozes (River runs it again at once, without counting an
+// attempt), so a large layer never needs a long timeout, and River's rescue
+// of stuck jobs (RescueStuckJobsAfter) can stay short.
+func (w *EmbedWorker) Timeout(*river.Job[EmbedArgs]) time.Duration { return embedTimeout }
 
 // embedLockSpace keeps the per-layer advisory lock keys of embed jobs apart
 // from other advisory locks.
@@ -109,7 +111,9 @@ func (w *EmbedWorker) Work(ctx context.Context, job *river.Job[EmbedArgs]) error
 	}
 	// One embed job per layer at a time: a document's job and a sweep of the
 	// layer would otherwise read the same pending chunks and embed them
-	// twice. A job that waits here usually finds nothing left to do.
+	// twice. A job that waits here usually finds nothing left to do. The
+	// lock is a session lock: it goes with the connection when a process
+	// dies, and the holder lets go after embedBudget.
 	conn, err := w.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("embed layer %d: %w", a.LayerID, err)
@@ -120,7 +124,12 @@ func (w *EmbedWorker) Work(ctx context.Context, job *river.Job[EmbedArgs]) error
 		return fmt.Errorf("embed layer %d: wait for the layer's other embed job: %w", a.LayerID, err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lock) //nolint:errcheck
+	start := time.Now()
 	for {
+		if time.Since(start) > embedBudget {
+			// More to do than one job should take: run again at once.
+			return river.JobSnooze(0)
+		}
 		n, err := w.embedBatch(ctx, a, mi)
 		if err != nil {
 			if errors.Is(err, embed.ErrPermanent) {
@@ -307,12 +316,15 @@ func EnqueuePending(ctx context.Context, pool *pgxpool.Pool, client *river.Clien
 }
 
 // ActiveEmbedJobs counts the embed jobs of a layer that are still to run or
-// running.
+// running. A job running on a worker that is gone (killed, crashed) does not
+// count: it will not finish, and waiting for it would wait for River's rescue.
 func ActiveEmbedJobs(ctx context.Context, q pgxQuerier, layerID int64) (int, error) {
 	var n int
-	err := q.QueryRow(ctx, `SELECT count(*) FROM `+RiverSchema+`.river_job
-		WHERE kind = 'embed_chunks' AND state IN ('available', 'running', 'retryable', 'scheduled', 'pending')
-		AND (args->>'layer_id')::bigint = $1`, layerID).Scan(&n)
+	err := q.QueryRow(ctx, `SELECT count(*) FROM `+RiverSchema+`.river_job j
+		LEFT JOIN strata.ingest_worker_state ws ON ws.client_id = j.attempted_by[cardinality(j.attempted_by)]
+		WHERE j.kind = 'embed_chunks' AND j.state IN ('available', 'running', 'retryable', 'scheduled', 'pending')
+		AND (j.args->>'layer_id')::bigint = $1
+		AND NOT (j.state = 'running' AND ws.alive IS NOT DISTINCT FROM false)`, layerID).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count embed jobs: %w", err)
 	}

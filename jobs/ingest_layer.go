@@ -43,7 +43,7 @@ type IngestLayerWorker struct {
 
 // Timeout bounds one walk of a layer.
 func (w *IngestLayerWorker) Timeout(*river.Job[IngestLayerArgs]) time.Duration {
-	return 30 * time.Minute
+	return walkTimeout
 }
 
 // walkedFile is a file the walk found.
@@ -164,6 +164,15 @@ func (w *IngestLayerWorker) Work(ctx context.Context, job *river.Job[IngestLayer
 			gone = append(gone, d.id)
 			decisions = append(decisions, decision{rel, "deleted", "ok", ""})
 		}
+	}
+	// Delete guard: an emptied folder must not wipe the layer.
+	allowDeletes, err := runAllowsDeletes(ctx, w.pool, a.RunID)
+	if err != nil {
+		return err
+	}
+	if err := deleteGuard(layer, allowDeletes, len(gone), len(stored), len(files)); err != nil {
+		w.failRun(ctx, a.RunID, err)
+		return river.JobCancel(err)
 	}
 	for _, s := range skipped {
 		decisions = append(decisions, decision{s.rel, "skipped", "skipped", s.reason})

@@ -24,18 +24,24 @@ type Layer struct {
 	Archived        []string
 	ChunkSize       int
 	Preset          string
+	// Pushed marks a layer ingested from elsewhere (a CI runner pushing its
+	// checkout): the schedule skips it, since its folder is that runner's.
+	Pushed bool
+	// ScheduleAllowDeletes lets a scheduled run delete more than half of the
+	// layer's documents (see DeleteGuardFloor).
+	ScheduleAllowDeletes bool
 }
 
 // ErrLayerNotFound is returned when a named layer does not exist.
 var ErrLayerNotFound = errors.New("layer not found")
 
 const layerColumns = `id, name, root, include_globs, exclude_globs, description, routing_patterns,
-	answer_mode, archived_globs, chunk_size, preset`
+	answer_mode, archived_globs, chunk_size, preset, pushed, schedule_allow_deletes`
 
 func scanLayer(row pgx.Row) (Layer, error) {
 	var l Layer
 	err := row.Scan(&l.ID, &l.Name, &l.Root, &l.Include, &l.Exclude, &l.Description, &l.RoutingPatterns,
-		&l.AnswerMode, &l.Archived, &l.ChunkSize, &l.Preset)
+		&l.AnswerMode, &l.Archived, &l.ChunkSize, &l.Preset, &l.Pushed, &l.ScheduleAllowDeletes)
 	return l, err
 }
 
@@ -44,16 +50,17 @@ func scanLayer(row pgx.Row) (Layer, error) {
 func UpsertLayer(ctx context.Context, pool *pgxpool.Pool, l Layer) (Layer, error) {
 	row := pool.QueryRow(ctx, `
 		INSERT INTO strata.layers (name, root, include_globs, exclude_globs, description, routing_patterns,
-			answer_mode, archived_globs, chunk_size, preset)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+			answer_mode, archived_globs, chunk_size, preset, pushed, schedule_allow_deletes)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 		ON CONFLICT (name) DO UPDATE SET root = EXCLUDED.root, include_globs = EXCLUDED.include_globs,
 			exclude_globs = EXCLUDED.exclude_globs, description = EXCLUDED.description,
 			routing_patterns = EXCLUDED.routing_patterns, answer_mode = EXCLUDED.answer_mode,
 			archived_globs = EXCLUDED.archived_globs, chunk_size = EXCLUDED.chunk_size,
-			preset = EXCLUDED.preset, updated_at = now()
+			preset = EXCLUDED.preset, pushed = EXCLUDED.pushed,
+			schedule_allow_deletes = EXCLUDED.schedule_allow_deletes, updated_at = now()
 		RETURNING `+layerColumns,
 		l.Name, l.Root, nonNil(l.Include), nonNil(l.Exclude), l.Description, nonNil(l.RoutingPatterns),
-		l.AnswerMode, nonNil(l.Archived), l.ChunkSize, l.Preset)
+		l.AnswerMode, nonNil(l.Archived), l.ChunkSize, l.Preset, l.Pushed, l.ScheduleAllowDeletes)
 	out, err := scanLayer(row)
 	if err != nil {
 		return Layer{}, fmt.Errorf("save layer %q: %w", l.Name, err)
@@ -102,13 +109,37 @@ func ListLayers(ctx context.Context, q pgxQuerier) ([]Layer, error) {
 	return out, rows.Err()
 }
 
+// RunOptions are the settings of one ingest run.
+type RunOptions struct {
+	Trigger string // cli, schedule
+	// AllowDeletes lets the run delete more than half of the layer's
+	// documents (ingestd add/ingest --allow-deletes).
+	AllowDeletes bool
+	// WorkerID is the River client ID of the process that waits for the run
+	// (ingestd add --wait), so status can tell when it is gone.
+	WorkerID string
+}
+
 // StartIngest records a new ingest run of the layer and enqueues the job that
 // walks its folder, in one transaction. It returns the run id.
 func StartIngest(ctx context.Context, pool *pgxpool.Pool, client *river.Client[pgx.Tx], layerID int64, trigger string) (int64, error) {
+	return StartIngestWith(ctx, pool, client, layerID, RunOptions{Trigger: trigger})
+}
+
+// StartIngestWith is StartIngest with the run's options.
+func StartIngestWith(ctx context.Context, pool *pgxpool.Pool, client *river.Client[pgx.Tx], layerID int64, opt RunOptions) (int64, error) {
+	if opt.Trigger == "" {
+		opt.Trigger = "cli"
+	}
+	var worker *string
+	if opt.WorkerID != "" {
+		worker = &opt.WorkerID
+	}
 	var runID int64
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if err := tx.QueryRow(ctx, `INSERT INTO strata.ingest_runs (layer_id, trigger) VALUES ($1, $2) RETURNING id`,
-			layerID, trigger).Scan(&runID); err != nil {
+		if err := tx.QueryRow(ctx, `INSERT INTO strata.ingest_runs (layer_id, trigger, allow_deletes, worker_id)
+			VALUES ($1, $2, $3, $4) RETURNING id`,
+			layerID, opt.Trigger, opt.AllowDeletes, worker).Scan(&runID); err != nil {
 			return err
 		}
 		_, err := client.InsertTx(ctx, tx, IngestLayerArgs{LayerID: layerID, RunID: runID}, nil)

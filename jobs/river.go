@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -49,7 +50,24 @@ type ClientConfig struct {
 	// Schedule, when set, re-ingests every layer on it (River periodic job;
 	// one leader among several ingestd processes runs it).
 	Schedule *Schedule
+	// ID is the River client ID: Presence.ClientID for a client that works
+	// jobs, so the jobs it runs can be traced to it. Empty lets River choose.
+	ID string
 }
+
+// Job timeouts and River's rescue. River makes a job that has been running
+// longer than RescueStuckJobsAfter available again (or discards it), so it
+// must exceed every job's timeout, or a slow job that is still working would
+// run twice. It is River's fallback only: the jobs of a process that died
+// are taken over within seconds through its Presence (presence.go).
+const (
+	walkTimeout  = 15 * time.Minute // IngestLayerWorker: one walk of a folder
+	embedTimeout = 10 * time.Minute // EmbedWorker: works embedBudget, then snoozes
+	embedBudget  = 4 * time.Minute  // EmbedWorker: batches started within this time
+	// RescueStuckJobsAfter is the longest job timeout (ingest_file's 15
+	// minutes, the walk's 15) and a minute to spare.
+	RescueStuckJobsAfter = 16 * time.Minute
+)
 
 // NewClient builds a River client with StrataKB's workers registered. With
 // Workers == 0 the client can only insert jobs.
@@ -67,7 +85,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &IngestLayerWorker{pool: pool, pipeline: cfg.Pipeline})
 	river.AddWorker(workers, &IngestFileWorker{pool: pool, pipeline: cfg.Pipeline, logger: cfg.Logger, model: model})
-	river.AddWorker(workers, &ReingestAllWorker{pool: pool})
+	river.AddWorker(workers, &ReingestAllWorker{pool: pool, logger: cfg.Logger})
 	river.AddWorker(workers, &EmbedWorker{pool: pool, vec: cfg.Vectorizer, loadErr: cfg.VectorizerErr,
 		batchSize: cfg.EmbedBatch, logger: cfg.Logger})
 	rc := &river.Config{
@@ -81,6 +99,10 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 			rc.PeriodicJobs = []*river.PeriodicJob{cfg.Schedule.periodicJob()}
 		}
 	}
+	// Crash recovery: see RescueStuckJobsAfter and Presence.
+	rc.RescueStuckJobsAfter = RescueStuckJobsAfter
+	rc.ID = cfg.ID
+
 	client, err := river.NewClient(riverpgxv5.New(pool), rc)
 	if err != nil {
 		return nil, fmt.Errorf("river client: %w", err)

@@ -2,7 +2,11 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -22,35 +26,108 @@ func (ReingestAllArgs) Kind() string { return "reingest_all" }
 // ReingestAllWorker runs ReingestAllArgs jobs.
 type ReingestAllWorker struct {
 	river.WorkerDefaults[ReingestAllArgs]
-	pool *pgxpool.Pool
+	pool   *pgxpool.Pool
+	logger *slog.Logger
 }
 
-// Work starts one run per layer, skipping layers whose last run is still
-// going.
+// Work starts one run per layer, skipping layers pushed from elsewhere and
+// layers whose last run is still going. A layer whose folder this host
+// cannot reach (a path on the CI runner that pushed it, an unmounted share)
+// gets a failed run that says so and one warning in the log, and nothing of
+// it is deleted.
 func (w *ReingestAllWorker) Work(ctx context.Context, _ *river.Job[ReingestAllArgs]) error {
 	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
 	if err != nil {
 		return err
 	}
+	logger := w.logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	layers, err := ListLayers(ctx, w.pool)
 	if err != nil {
 		return err
 	}
+	host, _ := os.Hostname()
 	for _, l := range layers {
-		var busy bool
-		if err := w.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM strata.ingest_runs
-			WHERE layer_id = $1 AND status IN ('walking', 'running') AND started_at > now() - interval '1 day')`,
-			l.ID).Scan(&busy); err != nil {
-			return fmt.Errorf("check runs of layer %s: %w", l.Name, err)
+		if l.Pushed {
+			continue
+		}
+		busy, err := w.busy(ctx, l)
+		if err != nil {
+			return err
 		}
 		if busy {
 			continue
 		}
-		if _, err := StartIngest(ctx, w.pool, client, l.ID, "schedule"); err != nil {
+		if why := unreachable(l.Root); why != "" {
+			msg := fmt.Sprintf("folder %s of layer %s is not reachable from host %s (%s); nothing was changed. "+
+				"If the layer is pushed from elsewhere (a CI runner), mark it with 'ingestd add DIR --layer %s --pushed' and the schedule skips it",
+				l.Root, l.Name, host, why, l.Name)
+			if _, err := w.pool.Exec(ctx, `INSERT INTO strata.ingest_runs (layer_id, trigger, status, error, finished_at)
+				VALUES ($1, 'schedule', 'failed', $2, now())`, l.ID, msg); err != nil {
+				return fmt.Errorf("record run of layer %s: %w", l.Name, err)
+			}
+			logger.Warn("scheduled re-ingest: layer folder not reachable", "layer", l.Name, "folder", l.Root,
+				"host", host, "reason", why)
+			continue
+		}
+		if _, err := StartIngestWith(ctx, w.pool, client, l.ID,
+			RunOptions{Trigger: "schedule", AllowDeletes: l.ScheduleAllowDeletes}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// busy reports whether an earlier run of the layer is still going: started
+// in the last day, not finished, and with jobs left to run (a run whose
+// process died keeps its jobs, which a live worker takes over; a run left
+// with no job at all will never finish and does not hold the layer up).
+func (w *ReingestAllWorker) busy(ctx context.Context, l Layer) (bool, error) {
+	rows, err := w.pool.Query(ctx, `SELECT id FROM strata.ingest_runs
+		WHERE layer_id = $1 AND status IN ('walking', 'running') AND started_at > now() - interval '1 day'`, l.ID)
+	if err != nil {
+		return false, fmt.Errorf("check runs of layer %s: %w", l.Name, err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return false, fmt.Errorf("check runs of layer %s: %w", l.Name, err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("check runs of layer %s: %w", l.Name, err)
+	}
+	for _, id := range ids {
+		lv, err := Liveness(ctx, w.pool, id)
+		if err != nil {
+			return false, err
+		}
+		if lv.Waiting+lv.Running+lv.Orphaned > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// unreachable says why a layer's folder cannot be walked from this host, or
+// "" when it can.
+func unreachable(root string) string {
+	st, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such folder"
+	case err != nil:
+		return err.Error()
+	case !st.IsDir():
+		return "not a folder"
+	}
+	return ""
 }
 
 // Schedule is when the scheduled re-ingest runs: every Interval, or daily at

@@ -24,6 +24,7 @@ import (
 	"github.com/stratakb/stratakb/internal/embedding"
 	"github.com/stratakb/stratakb/jobs"
 	"github.com/stratakb/stratakb/parsers"
+	"github.com/stratakb/stratakb/schema"
 )
 
 // Exit codes.
@@ -50,7 +51,8 @@ const usage = `ingestd: StrataKB's ingestion daemon
 
 Usage:
   ingestd add DIR --layer NAME [flags] [--wait]   register a folder as a layer and ingest it
-  ingestd ingest [--layer NAME] [--wait]          re-ingest one layer or all of them
+  ingestd ingest [--layer NAME] [--allow-deletes] [--wait]
+                                                  re-ingest one layer or all of them
   ingestd status [--layer NAME] [--failed]        per-layer and per-file state
   ingestd serve                                   run the workers until stopped
   ingestd migrate                                 apply database migrations
@@ -247,9 +249,12 @@ func (e *env) add(ctx context.Context, args []string) error {
 	name := fs.String("layer", "", "layer name (letters, digits, '_', '-', '.')")
 	desc := fs.String("description", "", "what the layer holds (used for routing)")
 	mode := fs.String("answer-mode", "", "grounded or extractive")
-	size := fs.Int("chunk-size", 0, "chunk size in characters (200-20000)")
+	size := fs.Int("chunk-size", 0, "chunk size in bytes of text (200-20000; default 800, preset contracts 1200)")
 	presetName := fs.String("preset", "", "defaults bundle: docs or contracts")
 	wait := fs.Bool("wait", false, "wait for the ingest to finish and print a summary")
+	allowDeletes := fs.Bool("allow-deletes", false, "let this run delete more than half of the layer's documents")
+	pushed := fs.Bool("pushed", false, "the layer is pushed from elsewhere (a CI runner): the schedule skips it (stored; --pushed=false undoes it)")
+	schedDeletes := fs.Bool("schedule-allow-deletes", false, "let scheduled runs delete more than half of the layer's documents (stored)")
 	var include, exclude, archived, routing listFlag
 	fs.Var(&include, "include", "glob of files to ingest, relative to DIR (repeatable)")
 	fs.Var(&exclude, "exclude", "glob of files to leave out (repeatable)")
@@ -275,6 +280,11 @@ func (e *env) add(ctx context.Context, args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, p := range routing {
+		if _, err := schema.RoutePattern(p); err != nil {
+			return usagef("add: --route: %v", err)
+		}
+	}
 
 	if err := e.connect(ctx); err != nil {
 		return err
@@ -322,18 +332,25 @@ func (e *env) add(ctx context.Context, args []string) error {
 	if set["route"] {
 		layer.RoutingPatterns = routing
 	}
+	if set["pushed"] {
+		layer.Pushed = *pushed
+	}
+	if set["schedule-allow-deletes"] {
+		layer.ScheduleAllowDeletes = *schedDeletes
+	}
 	layer, err = jobs.UpsertLayer(ctx, e.pool, layer)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "layer %s: %s\n", layer.Name, layer.Root)
-	return e.runIngest(ctx, []jobs.Layer{layer}, *wait)
+	return e.runIngest(ctx, []jobs.Layer{layer}, *wait, *allowDeletes)
 }
 
 func (e *env) ingest(ctx context.Context, args []string) error {
 	fs := newFlagSet("ingest", e.stderr)
 	name := fs.String("layer", "", "layer to re-ingest (default: all)")
 	wait := fs.Bool("wait", false, "wait for the ingest to finish and print a summary")
+	allowDeletes := fs.Bool("allow-deletes", false, "let this run delete more than half of a layer's documents")
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
@@ -355,34 +372,60 @@ func (e *env) ingest(ctx context.Context, args []string) error {
 		}
 		layers = []jobs.Layer{l}
 	} else {
-		var err error
-		if layers, err = jobs.ListLayers(ctx, e.pool); err != nil {
+		all, err := jobs.ListLayers(ctx, e.pool)
+		if err != nil {
 			return err
 		}
-		if len(layers) == 0 {
+		if len(all) == 0 {
 			fmt.Fprintln(e.stdout, "no layers yet: add one with 'ingestd add DIR --layer NAME'")
 			return nil
 		}
+		// Like the schedule, a re-ingest of every layer leaves pushed layers
+		// to the machine that pushes them; --layer still runs one.
+		for _, l := range all {
+			if l.Pushed {
+				fmt.Fprintf(e.stdout, "layer %s: pushed from elsewhere, skipped ('ingestd ingest --layer %s' runs it here)\n", l.Name, l.Name)
+				continue
+			}
+			layers = append(layers, l)
+		}
+		if len(layers) == 0 {
+			return nil
+		}
 	}
-	return e.runIngest(ctx, layers, *wait)
+	return e.runIngest(ctx, layers, *wait, *allowDeletes)
 }
 
 // runIngest starts one run per layer. With wait, it works the jobs in this
 // process (so no separate 'ingestd serve' is needed), shows progress, and
 // prints a summary per layer.
-func (e *env) runIngest(ctx context.Context, layers []jobs.Layer, wait bool) error {
+func (e *env) runIngest(ctx context.Context, layers []jobs.Layer, wait, allowDeletes bool) error {
 	workers := 0
 	if wait {
 		workers = e.cfg.Workers
 	}
 	cc := e.clientConfig(ctx, workers)
+	var pres *jobs.Presence
+	if wait {
+		// Registering takes over the jobs a killed earlier run left running.
+		p, err := jobs.Register(ctx, e.pool, quietLogger(e.logger))
+		if err != nil {
+			return err
+		}
+		defer p.Close(ctx)
+		pres, cc.ID = p, p.ClientID
+	}
 	client, err := jobs.NewClient(e.pool, cc)
 	if err != nil {
 		return err
 	}
 	runs := make([]int64, len(layers))
 	for i, l := range layers {
-		if runs[i], err = jobs.StartIngest(ctx, e.pool, client, l.ID, "cli"); err != nil {
+		opt := jobs.RunOptions{Trigger: "cli", AllowDeletes: allowDeletes}
+		if pres != nil {
+			opt.WorkerID = pres.ClientID
+		}
+		if runs[i], err = jobs.StartIngestWith(ctx, e.pool, client, l.ID, opt); err != nil {
 			return err
 		}
 	}
@@ -405,18 +448,8 @@ func (e *env) runIngest(ctx context.Context, layers []jobs.Layer, wait bool) err
 		if err := e.summary(ctx, l, p); err != nil {
 			return err
 		}
-		if cc.Vectorizer != nil {
-			model := cc.Vectorizer.Model().Name
-			// Chunks stored while no model was available, or before a model
-			// change, are embedded now too.
-			if active, err := jobs.ActiveEmbedJobs(ctx, e.pool, l.ID); err != nil {
-				return err
-			} else if active == 0 {
-				if _, err := client.Insert(ctx, jobs.EmbedArgs{LayerID: l.ID, Model: model}, nil); err != nil {
-					return fmt.Errorf("enqueue embedding of layer %s: %w", l.Name, err)
-				}
-			}
-			if err := e.waitVectors(ctx, l, model); err != nil {
+		if cc.Vectorizer != nil && p.Status != "failed" {
+			if err := e.waitVectors(ctx, client, l, cc.Vectorizer.Model().Name); err != nil {
 				return err
 			}
 		}

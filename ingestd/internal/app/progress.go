@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
 	"github.com/stratakb/stratakb/jobs"
 )
 
@@ -28,6 +31,8 @@ func (e *env) waitRun(ctx context.Context, l jobs.Layer, runID int64) (jobs.RunP
 	out := &progressLine{w: e.stdout, tty: isTerminal(e.stdout)}
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
+	var lastAhead time.Time
+	waiting := ""
 	for {
 		p, err := jobs.Progress(ctx, e.pool, runID)
 		if err != nil {
@@ -38,7 +43,22 @@ func (e *env) waitRun(ctx context.Context, l jobs.Layer, runID int64) (jobs.RunP
 		var line string
 		switch p.Status {
 		case "walking":
+			// Say what the scan waits for when it has not started: jobs
+			// ahead of it, perhaps left by a process that was killed.
+			if time.Since(lastAhead) >= time.Second {
+				lastAhead = time.Now()
+				a, err := jobs.Ahead(ctx, e.pool, runID)
+				if err != nil {
+					return p, err
+				}
+				waiting = aheadLine(a)
+			}
 			line = fmt.Sprintf("%s: scanning folder", l.Name)
+			if waiting != "" {
+				line = fmt.Sprintf("%s: %s", l.Name, waiting)
+			}
+		case "failed":
+			line = fmt.Sprintf("%s: stopped", l.Name) // the summary says why
 		default:
 			line = fmt.Sprintf("%s: %d/%d files parsed", l.Name, done, parsing)
 			if p.Failed > 0 {
@@ -132,14 +152,31 @@ func round(d time.Duration) time.Duration {
 	return d.Round(10 * time.Millisecond)
 }
 
+// aheadLine says what a walk that has not started waits for, or "" when it
+// is running or about to.
+func aheadLine(a jobs.QueueAhead) string {
+	if a.WalkState != "available" || a.Running+a.Ahead == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("waiting to scan the folder behind %d jobs (%d running, %d queued ahead)", a.Running+a.Ahead, a.Running, a.Ahead)
+	if a.TakenOver > 0 {
+		line += fmt.Sprintf("; %d of them were left by a worker gone since %s and are being taken over",
+			a.TakenOver, a.GoneSince.UTC().Format("15:04:05 UTC"))
+	}
+	return line
+}
+
 // waitVectors waits until the layer's chunks all have a vector of model, or
 // no embedding job for the layer is left to run (it failed: the vectors stay
-// pending and 'ingestd status' says so).
-func (e *env) waitVectors(ctx context.Context, l jobs.Layer, model string) error {
+// pending and 'ingestd status' says so). When chunks are pending and no job
+// will embed them (stored while no model was available, before a model
+// change, or left by a killed process), it queues a sweep of the layer, once.
+func (e *env) waitVectors(ctx context.Context, client *river.Client[pgx.Tx], l jobs.Layer, model string) error {
 	out := &progressLine{w: e.stdout, tty: isTerminal(e.stdout)}
 	// Counting pending vectors reads the layer's chunks: poll less often.
 	tick := time.NewTicker(5 * pollEvery)
 	defer tick.Stop()
+	swept := false
 	for {
 		pending, err := jobs.PendingVectors(ctx, e.pool, model)
 		if err != nil {
@@ -149,6 +186,12 @@ func (e *env) waitVectors(ctx context.Context, l jobs.Layer, model string) error
 		active, err := jobs.ActiveEmbedJobs(ctx, e.pool, l.ID)
 		if err != nil {
 			return err
+		}
+		if left > 0 && active == 0 && !swept {
+			if _, err := client.Insert(ctx, jobs.EmbedArgs{LayerID: l.ID, Model: model}, nil); err != nil {
+				return fmt.Errorf("enqueue embedding of layer %s: %w", l.Name, err)
+			}
+			swept, active = true, 1
 		}
 		line := fmt.Sprintf("%s: embedding with %s, %d chunks left", l.Name, model, left)
 		if left == 0 {

@@ -24,7 +24,7 @@ func (e *env) status(ctx context.Context, args []string) error {
 	}
 	defer e.close()
 	rows, err := e.pool.Query(ctx, `
-		SELECT l.name, l.root,
+		SELECT l.id, l.name, l.root, l.pushed,
 			(SELECT count(*) FROM strata.documents d WHERE d.layer_id = l.id AND d.status = 'ok'),
 			(SELECT count(*) FROM strata.documents d WHERE d.layer_id = l.id AND d.status = 'failed'),
 			(SELECT count(*) FROM strata.chunks c WHERE c.layer_id = l.id),
@@ -32,31 +32,80 @@ func (e *env) status(ctx context.Context, args []string) error {
 				AND NOT EXISTS (SELECT 1 FROM strata.embeddings e WHERE e.model = lm.model AND e.content_hash = c.content_hash))
 				|| ' pending', ', ' ORDER BY lm.model) FROM strata.layer_models lm WHERE lm.layer_id = l.id),
 				'all pending: no model has run'),
-			coalesce((SELECT r.status || ' ' || to_char(r.started_at, 'YYYY-MM-DD HH24:MI:SS')
-				FROM strata.ingest_runs r WHERE r.layer_id = l.id ORDER BY r.id DESC LIMIT 1), 'never')
-		FROM strata.layers l WHERE ($1 = '' OR l.name = $1) ORDER BY l.name`, *name)
+			r.id, r.status, r.started_at, coalesce(r.error, '')
+		FROM strata.layers l
+		LEFT JOIN LATERAL (SELECT * FROM strata.ingest_runs r WHERE r.layer_id = l.id ORDER BY r.id DESC LIMIT 1) r ON true
+		WHERE ($1 = '' OR l.name = $1) ORDER BY l.name`, *name)
 	if err != nil {
 		return fmt.Errorf("read layers: %w", err)
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LAYER\tDOCUMENTS\tFAILED\tCHUNKS\tVECTORS\tLAST RUN\tFOLDER")
-	n := 0
+	type layerRow struct {
+		id                  int64
+		name, root, vectors string
+		pushed              bool
+		ok, bad, chunks     int
+		runID               *int64
+		runStatus, runError *string
+		started             *time.Time
+	}
+	var layers []layerRow
 	for rows.Next() {
-		var ln, root, vectors, last string
-		var ok, bad, chunks int
-		if err := rows.Scan(&ln, &root, &ok, &bad, &chunks, &vectors, &last); err != nil {
+		var r layerRow
+		if err := rows.Scan(&r.id, &r.name, &r.root, &r.pushed, &r.ok, &r.bad, &r.chunks, &r.vectors,
+			&r.runID, &r.runStatus, &r.started, &r.runError); err != nil {
 			rows.Close()
 			return fmt.Errorf("read layers: %w", err)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\n", ln, ok, bad, chunks, vectors, last, root)
-		n++
+		layers = append(layers, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read layers: %w", err)
 	}
+	orphanEmbeds, err := jobs.OrphanedEmbedJobs(ctx, e.pool)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LAYER\tDOCUMENTS\tFAILED\tCHUNKS\tVECTORS\tLAST RUN\tFOLDER")
+	var notes []string
+	for _, r := range layers {
+		last := "never"
+		if r.runID != nil {
+			// A run's stored status is written by the process working it; a
+			// killed process leaves "running" behind, so an unfinished run
+			// is judged by its jobs and their workers.
+			state, detail := *r.runStatus, ""
+			switch state {
+			case "failed":
+				detail = *r.runError
+			case "walking", "running":
+				lv, err := jobs.Liveness(ctx, e.pool, *r.runID)
+				if err != nil {
+					return err
+				}
+				state, detail = lv.Describe(state)
+			}
+			last = state + " " + r.started.UTC().Format("2006-01-02 15:04:05")
+			if detail != "" {
+				notes = append(notes, fmt.Sprintf("%s: run %d %s: %s", r.name, *r.runID, state, detail))
+			}
+		}
+		if since, ok := orphanEmbeds[r.id]; ok {
+			notes = append(notes, fmt.Sprintf("%s: embedding interrupted: its worker is gone since %s; "+
+				"'ingestd serve' or the next run with --wait takes it over", r.name, since.UTC().Format("2006-01-02 15:04:05 UTC")))
+		}
+		root := r.root
+		if r.pushed {
+			root += " (pushed: the schedule skips it)"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\n", r.name, r.ok, r.bad, r.chunks, r.vectors, last, root)
+	}
 	tw.Flush()
-	if n == 0 {
+	for _, n := range notes {
+		fmt.Fprintln(e.stdout, n)
+	}
+	if len(layers) == 0 {
 		if *name != "" {
 			return usagef("status: no layer named %q", *name)
 		}
@@ -138,6 +187,13 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	cc := e.clientConfig(ctx, e.cfg.Workers)
 	cc.Logger = e.logger
 	cc.Schedule = e.cfg.Schedule
+	// Registering takes over the jobs a killed process left running.
+	pres, err := jobs.Register(ctx, e.pool, e.logger)
+	if err != nil {
+		return err
+	}
+	defer pres.Close(ctx)
+	cc.ID = pres.ClientID
 	client, err := jobs.NewClient(e.pool, cc)
 	if err != nil {
 		return err

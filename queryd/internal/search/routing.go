@@ -3,17 +3,17 @@ package search
 import (
 	"context"
 	"regexp"
-	"strings"
 	"sync"
 
 	"github.com/stratakb/stratakb/queryd/internal/store"
+	"github.com/stratakb/stratakb/schema"
 )
 
 // Routing patterns: a layer's routing_patterns choose it for a query that
-// names no layers. A pattern written between slashes (/pacs\.\d+/) is a
-// regular expression matched ignoring case; any other pattern is a keyword
-// or phrase matched as whole words ignoring case. A pattern that is not a
-// valid regular expression never matches.
+// names no layers. The syntax is schema.RoutePattern's (a slashed regular
+// expression, or words matched as whole words, both ignoring case), the same
+// that ingestd checks when a layer is added. A pattern stored before that
+// check that is not a valid expression never matches.
 var patternCache sync.Map // pattern → *regexp.Regexp (nil when invalid)
 
 func compilePattern(p string) *regexp.Regexp {
@@ -21,21 +21,7 @@ func compilePattern(p string) *regexp.Regexp {
 		re, _ := v.(*regexp.Regexp)
 		return re
 	}
-	var src string
-	t := strings.TrimSpace(p)
-	if len(t) >= 2 && strings.HasPrefix(t, "/") && strings.HasSuffix(t, "/") {
-		src = "(?i)" + t[1:len(t)-1]
-	} else if t != "" {
-		words := strings.Fields(t)
-		for i, w := range words {
-			words[i] = regexp.QuoteMeta(w)
-		}
-		src = `(?i)(?:^|[^\pL\pN])` + strings.Join(words, `\s+`) + `(?:$|[^\pL\pN])`
-	}
-	var re *regexp.Regexp
-	if src != "" {
-		re, _ = regexp.Compile(src)
-	}
+	re, _ := schema.RoutePattern(p) // nil when invalid
 	patternCache.Store(p, re)
 	return re
 }
