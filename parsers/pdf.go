@@ -56,6 +56,11 @@ func parsePDF(ctx context.Context, path string, data []byte, opt Options) (*sche
 	src := &pdfSource{path: path, data: data}
 	defer src.cleanup()
 
+	// pdftotext reads the whole document while the Go reader does.
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	whole := startPdftotext(pctx, src)
+
 	pages, title, goErr := goExtractBounded(ctx, data)
 	if errors.Is(goErr, pdf.ErrInvalidPassword) {
 		return nil, nil, permanentf("parse pdf %s: encrypted, needs a password", name)
@@ -84,7 +89,7 @@ func parsePDF(ctx context.Context, path string, data []byte, opt Options) (*sche
 
 	// pdftotext for every page: it reads the pages the Go reader could not,
 	// and it is the yardstick for the pages the Go reader did read.
-	if err := popplerText(ctx, src, pages); err != nil {
+	if err := popplerText(ctx, src, pages, whole); err != nil {
 		return nil, nil, fmt.Errorf("parse pdf %s: %w", name, err)
 	}
 
@@ -362,23 +367,50 @@ const minGoShare = 0.98
 // goShort is the page warning for a Go-reader text that pdftotext replaced.
 var goShort = fmt.Sprintf("Go reader missed text: under %.0f %% of pdftotext's characters", 100*minGoShare)
 
-// popplerText runs pdftotext over the document, once for all pages split at
-// its form feeds (page by page when that split does not give one part per
-// page). A page the Go reader left without text takes pdftotext's text when
-// that is usable; a page the Go reader did read keeps its text unless that
-// holds under minGoShare of pdftotext's characters and pdftotext's text is
-// usable.
-func popplerText(ctx context.Context, src *pdfSource, pages []pageResult) error {
-	f, err := src.file()
-	if err != nil {
-		return err
+// toolOutput is what a tool run in the background printed, or its error.
+type toolOutput struct {
+	out []byte
+	err error
+}
+
+// startPdftotext runs pdftotext over the whole document in the background.
+func startPdftotext(ctx context.Context, src *pdfSource) <-chan toolOutput {
+	ch := make(chan toolOutput, 1)
+	go func() {
+		f, err := src.file()
+		if err != nil {
+			ch <- toolOutput{err: err}
+			return
+		}
+		out, err := runTool(ctx, "pdftotext", "-enc", "UTF-8", f, "-")
+		ch <- toolOutput{out, err}
+	}()
+	return ch
+}
+
+// popplerText takes pdftotext's text of the whole document from whole and
+// splits it at its form feeds (or runs pdftotext page by page when that split
+// does not give one part per page). A page the Go reader left without text
+// takes pdftotext's text when that is usable; a page the Go reader did read
+// keeps its text unless that holds under minGoShare of pdftotext's
+// characters and pdftotext's text is usable.
+func popplerText(ctx context.Context, src *pdfSource, pages []pageResult, whole <-chan toolOutput) error {
+	var r toolOutput
+	select {
+	case r = <-whole:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	texts := map[int]string{}
-	failed := map[int]string{}
-	out, err := runTool(ctx, "pdftotext", "-enc", "UTF-8", f, "-")
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	out, err := r.out, r.err
+	f, ferr := src.file()
+	if ferr != nil {
+		return ferr
+	}
+	texts := map[int]string{}
+	failed := map[int]string{}
 	var te *toolError
 	if err != nil && !errors.As(err, &te) {
 		return err
