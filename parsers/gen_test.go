@@ -22,11 +22,24 @@ import (
 var update = flag.Bool("update", false, "rewrite generated fixtures and golden files")
 
 // testPage is one page of a PDF written by buildPDF: lines of Helvetica text,
-// or an image drawn over the whole page, or nothing (a blank page).
+// or an image drawn over the whole page, or nothing (a blank page). FormLines
+// are drawn through a form XObject (a content stream of its own that the page
+// runs with the "Do" operator), below Lines.
 type testPage struct {
-	Lines    []string
-	FontSize int
-	Image    *image.Gray
+	Lines     []string
+	FontSize  int
+	Image     *image.Gray
+	FormLines []string
+}
+
+// textOps writes the operators that show lines of Helvetica from (72, top).
+func textOps(w *bytes.Buffer, lines []string, size, top int) {
+	fmt.Fprintf(w, "BT /F1 %d Tf %d TL 72 %d Td\n", size, size*3/2, top)
+	for _, l := range lines {
+		l = strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(l)
+		fmt.Fprintf(w, "(%s) Tj T*\n", l)
+	}
+	w.WriteString("ET\n")
 }
 
 // buildPDF writes a minimal, valid PDF 1.4 by hand: a catalog, a page tree,
@@ -53,17 +66,19 @@ func buildPDF(pages []testPage) []byte {
 			res = fmt.Sprintf("<< /XObject << /Im1 %d 0 R >> >>", img)
 			content.WriteString("q 612 0 0 792 0 0 cm /Im1 Do Q\n")
 		}
+		size := p.FontSize
+		if size == 0 {
+			size = 12
+		}
 		if len(p.Lines) > 0 {
-			size := p.FontSize
-			if size == 0 {
-				size = 12
-			}
-			fmt.Fprintf(&content, "BT /F1 %d Tf %d TL 72 720 Td\n", size, size*3/2)
-			for _, l := range p.Lines {
-				l = strings.NewReplacer(`\`, `\\`, "(", `\(`, ")", `\)`).Replace(l)
-				fmt.Fprintf(&content, "(%s) Tj T*\n", l)
-			}
-			content.WriteString("ET\n")
+			textOps(&content, p.Lines, size, 720)
+		}
+		if len(p.FormLines) > 0 {
+			var form bytes.Buffer
+			textOps(&form, p.FormLines, size, 720-(len(p.Lines)+1)*size*3/2)
+			fm := add(fmt.Sprintf("<< /Type /XObject /Subtype /Form /BBox [0 0 612 792] /Resources << /Font << /F1 %d 0 R >> >> /Length %d >>\nstream\n%s\nendstream", font, form.Len(), form.String()))
+			res = fmt.Sprintf("<< /Font << /F1 %d 0 R >> /XObject << /Fm1 %d 0 R >> >>", font, fm)
+			content.WriteString("q /Fm1 Do Q\n")
 		}
 		page := fmt.Sprintf("<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources %s", res)
 		if content.Len() > 0 {

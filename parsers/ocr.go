@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -53,10 +54,35 @@ func getClient(lang string) (*gosseract.Client, bool) {
 		clientPool.idle[lang] = cs[:len(cs)-1]
 		return c, true
 	}
+	return newClient(lang), false
+}
+
+// newClient makes a tesseract client for lang with automatic page
+// segmentation (tesseract's PSM_AUTO, the command line's default --psm 3):
+// the API's own default is a single uniform block of text (--psm 6), which
+// reads a two-column page line by line across both columns. With automatic
+// segmentation each column is a block of its own, and the words come back
+// block by block, paragraph by paragraph, in reading order.
+//
+// The mode is set as the variable tessedit_pageseg_mode, which gosseract
+// applies after it initialises the API: Client.SetPageSegMode calls
+// TessBaseAPI::SetPageSegMode at once, before Init, and Init, loading the
+// language, starts from fresh settings and loses it.
+func newClient(lang string) *gosseract.Client {
 	c := gosseract.NewClient()
 	_ = c.SetLanguage(strings.Split(lang, "+")...)
-	return c, false
+	_ = c.SetVariable(psmVariable, strconv.Itoa(int(gosseract.PSM_AUTO)))
+	// Page segmentation reports on stderr what it guesses ("Estimating
+	// resolution as 264" for an image without a resolution); the outcome
+	// is in the result, so the messages go nowhere.
+	_ = c.SetVariable(debugFileVariable, os.DevNull)
+	return c
 }
+
+const (
+	psmVariable       gosseract.SettableVariable = "tessedit_pageseg_mode"
+	debugFileVariable gosseract.SettableVariable = "debug_file"
+)
 
 func putClient(lang string, c *gosseract.Client) {
 	clientPool.Lock()
@@ -93,8 +119,7 @@ func ocrImage(lang string, img []byte, trusted bool) (res ocrResult, err error) 
 	if trusted {
 		c, _ = getClient(lang)
 	} else {
-		c = gosseract.NewClient()
-		_ = c.SetLanguage(strings.Split(lang, "+")...)
+		c = newClient(lang)
 	}
 	ok := false
 	defer func() {
@@ -121,7 +146,9 @@ func ocrImage(lang string, img []byte, trusted bool) (res ocrResult, err error) 
 
 // assembleOCR joins recognised words into lines (one space between words),
 // lines into paragraphs (one newline) and paragraphs and blocks with a blank
-// line, and averages the word confidences.
+// line, and averages the word confidences. The words keep the order of
+// tesseract's result iterator (block, paragraph, line, word), which is its
+// reading order; sorting them by position would interleave columns.
 func assembleOCR(boxes []gosseract.BoundingBox) ocrResult {
 	var b strings.Builder
 	var sum float64

@@ -345,6 +345,12 @@ func TestJudgeText(t *testing.T) {
 		{"\x00\x12\x00\x4b\x00\x48\x00\x4f\x00\x4f\x00\x52 text", false},                                         // undecoded CID codes
 		{"Hello \uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD world", false},
 		{strings.Repeat("EvaluatingtheGOProgrammingLanguagewithDesignPatterns", 5), false}, // words run together
+		// A table of contents whose entries run into their leaders (xdp_2.0.pdf page 5).
+		{strings.Repeat("1.1 Background and Goals"+strings.Repeat(".", 120)+"1\n", 12), true},
+		// Run-together words with an ellipsis are still run together (go-lecture.pdf page 11).
+		{strings.Repeat("Alanguageshouldnotingeneralbecomparedfromitssyntax...(weskipthem).\nI\n", 4), false},
+		// A table of contents with neither spaces nor line breaks.
+		{"viiiCONTENTSA.3.4Iterator" + strings.Repeat(".", 40) + "137A.3.5Mediator" + strings.Repeat(".", 40) + "143A.3.6Memento" + strings.Repeat(".", 40) + "148A.3.7Observer" + strings.Repeat(".", 40) + "152", false},
 		// A table whose cells and lines the reader joined into one line.
 		{strings.Repeat("DHP define hierarchical progression marker DHT define Huffman tables marker ", 20), false},
 		// The same words as ordinary lines of a page.

@@ -17,6 +17,7 @@ const (
 	maxMeanLineLen   = 600  // characters per line: longer means lines were joined
 	minJoinedLines   = 1200 // the line-length test needs this much text
 	thinTextMaxRunes = 16   // a text layer this thin may hide a scanned page
+	minLeaderRun     = 4    // dots in a row that make a table-of-contents leader
 )
 
 // gluedClause finds a multi-level clause number written straight into a
@@ -37,15 +38,31 @@ type textQuality struct {
 // than 40 % of its non-space characters, not counting dots, dashes and
 // underscores (table-of-contents leaders), are letters or digits (glyph
 // indices rendered as punctuation); when its words average over 25 characters
-// (text drawn glyph by glyph without spaces, run together); or when a page of
-// 1,200 or more characters has lines averaging over 600 characters (the
-// reader joined the page's lines, so headings and clause numbers no longer
-// start a line and the structure map cannot see them); or when a clause
-// number runs straight into its title ("2.2.3.2Vertical mode").
+// not counting runs of four or more leader characters (text drawn glyph by
+// glyph without spaces runs together; a table of contents whose entries run
+// into their dotted leaders does not); or when a page of 1,200 or more
+// characters has lines averaging over 600 characters (the reader joined the
+// page's lines, so headings and clause numbers no longer start a line and the
+// structure map cannot see them); or when a clause number runs straight into
+// its title ("2.2.3.2Vertical mode").
 func judgeText(s string) textQuality {
 	var n, bad, alnum, leaders, words, lines int
+	// leaderRuns counts the characters in runs of minLeaderRun or more
+	// leader characters: a table of contents' dotted leaders, left out of the
+	// mean word length.
+	var run, leaderRuns int
+	endRun := func() {
+		if run >= minLeaderRun {
+			leaderRuns += run
+		}
+		run = 0
+	}
 	inWord := false
 	for _, r := range s {
+		isLeader := r == '.' || r == '…' || r == '·' || r == '_' || r == '-'
+		if !isLeader {
+			endRun()
+		}
 		if r == '\n' {
 			lines++
 		}
@@ -63,10 +80,12 @@ func judgeText(s string) textQuality {
 			bad++
 		case unicode.IsLetter(r), unicode.IsDigit(r):
 			alnum++
-		case r == '.' || r == '…' || r == '·' || r == '_' || r == '-':
+		case isLeader:
 			leaders++
+			run++
 		}
 	}
+	endRun()
 	switch {
 	case n == 0:
 		return textQuality{Reason: "no text"}
@@ -74,7 +93,7 @@ func judgeText(s string) textQuality {
 		return textQuality{Reason: "garbled: undecodable characters"}
 	case float64(alnum) < minAlnumRatio*float64(n-leaders):
 		return textQuality{Reason: "garbled: too few letters or digits"}
-	case n >= minRunTogether && n/words > maxMeanWordLen:
+	case n >= minRunTogether && (n-leaderRuns)/words > maxMeanWordLen:
 		return textQuality{Reason: "words run together"}
 	case n >= minJoinedLines && n/(lines+1) > maxMeanLineLen:
 		return textQuality{Reason: "lines run together"}
@@ -110,4 +129,24 @@ func cleanText(s string) string {
 		lines[i] = strings.TrimRight(l, " \t")
 	}
 	return strings.Trim(strings.Join(lines, "\n"), "\n")
+}
+
+// textChars counts the characters of s that are not white space, a Latin
+// ligature (U+FB00–U+FB06) as the two or three letters it stands for:
+// pdftotext writes "fi" where the Go reader keeps "ﬁ", and the two are
+// compared by this count.
+func textChars(s string) int {
+	n := 0
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+		case r == '\uFB03' || r == '\uFB04': // ffi, ffl
+			n += 3
+		case r >= '\uFB00' && r <= '\uFB06':
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
 }
