@@ -402,8 +402,12 @@ func (e *env) runIngest(ctx context.Context, layers []jobs.Layer, wait bool) err
 		if err != nil {
 			return err
 		}
-		if err := e.summary(ctx, l, p); err != nil {
+		empty, err := e.summary(ctx, l, p)
+		if err != nil {
 			return err
+		}
+		if empty {
+			failed = true
 		}
 		if cc.Vectorizer != nil {
 			model := cc.Vectorizer.Model().Name

@@ -299,3 +299,81 @@ func TestVectorsPendingWhileTheModelIsMissing(t *testing.T) {
 		t.Errorf("status after the model came back:\n%s", out)
 	}
 }
+
+// TestSkippedFilesAreListed: every file the walk meets and does not ingest is
+// named with its reason in the summary, in 'status --failed' and in the
+// run's ingest_files rows, and a folder whose files were all skipped fails
+// the run instead of reading as "nothing changed".
+func TestSkippedFilesAreListed(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	write := func(name, data string) {
+		t.Helper()
+		full := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("budget.xls", "\xd0\xcf\x11\xe0 old binary workbook")
+	write("report.docx", "PK\x03\x04 not read")
+	write("Makefile", "all:\n")
+	write(".env", "SECRET=1\n")
+	write(".git/config", "[core]\n")
+	write("drafts/plan.md", "# Plan\n")
+	write("notes.md.bak", "# Old\n")
+
+	code, out, errOut := c.run("add", dir, "--layer", "odd", "--exclude", "drafts/**", "--exclude", "*.bak", "--wait")
+	if code != 1 {
+		t.Errorf("add of a folder with nothing to ingest exited %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	want := []string{
+		"skipped  budget.xls: format not supported (.xls)",
+		"skipped  report.docx: format not supported (.docx)",
+		"skipped  Makefile: format not supported (no file extension)",
+		"skipped  .env: hidden file",
+		"skipped  .git/: hidden folder",
+		"skipped  drafts/: folder excluded by --exclude drafts/**",
+		"skipped  notes.md.bak: excluded by --exclude *.bak",
+		"odd: no document was ingested",
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("summary lacks %q", w)
+		}
+	}
+	if strings.Contains(out, "nothing changed") {
+		t.Errorf("summary reads as nothing changed")
+	}
+	if t.Failed() {
+		t.Logf("summary:\n%s", out)
+	}
+	var rows int
+	if err := c.pool().QueryRow(context.Background(), `SELECT count(*) FROM strata.ingest_files
+		WHERE status = 'skipped' AND error <> '' AND run_id = (SELECT max(id) FROM strata.ingest_runs)`).Scan(&rows); err != nil || rows != 7 {
+		t.Errorf("ingest_files has %d skipped rows with a reason (%v), want 7", rows, err)
+	}
+	code, out, _ = c.run("status")
+	if code != 0 || !strings.Contains(out, "layer odd has no documents: its last run skipped 7 files") {
+		t.Errorf("status (exit %d) does not say the layer's files were all skipped:\n%s", code, out)
+	}
+	code, out, _ = c.run("status", "--layer", "odd", "--failed")
+	if code != 0 || !strings.Contains(out, "skipped odd/budget.xls: format not supported (.xls)") ||
+		!strings.Contains(out, "skipped odd/.git/: hidden folder") {
+		t.Errorf("status --failed (exit %d) does not list the skipped files:\n%s", code, out)
+	}
+
+	// With one readable file the run succeeds and still lists the skips,
+	// also when nothing else changed.
+	write("readme.md", "# Readme\n\nOne file that can be read.\n")
+	code, out, _ = c.run("ingest", "--layer", "odd", "--wait")
+	if code != 0 || !strings.Contains(out, "1 added") || !strings.Contains(out, "skipped  budget.xls: format not supported") {
+		t.Errorf("ingest with one readable file (exit %d):\n%s", code, out)
+	}
+	code, out, _ = c.run("ingest", "--layer", "odd", "--wait")
+	if code != 0 || strings.Contains(out, "nothing changed") || !strings.Contains(out, "7 skipped") {
+		t.Errorf("re-ingest (exit %d) hides its skipped files:\n%s", code, out)
+	}
+}

@@ -77,25 +77,40 @@ func bar(done, total, width int) string {
 }
 
 // summary prints what a run did: counts, then each failure and skip with its
-// reason.
-func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) error {
+// reason. It reports empty when the run skipped files and the layer is left
+// without a single document: a folder of files in formats StrataKB does not
+// read is not a clean, empty layer.
+func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) (empty bool, err error) {
 	elapsed := time.Since(p.StartedAt)
 	if p.FinishedAt != nil {
 		elapsed = p.FinishedAt.Sub(p.StartedAt)
 	}
 	if p.Status == "failed" {
 		fmt.Fprintf(e.stdout, "%s: ingest failed: %s\n", l.Name, p.Error)
-		return nil
+		return false, nil
 	}
 	files, err := jobs.RunFiles(ctx, e.pool, p.RunID, false)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if p.Skipped > 0 {
+		var docs int
+		if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM strata.documents WHERE layer_id = $1 AND status = 'ok'`,
+			l.ID).Scan(&docs); err != nil {
+			return false, fmt.Errorf("count documents of layer %s: %w", l.Name, err)
+		}
+		empty = docs == 0
+		defer func() {
+			if empty && err == nil {
+				fmt.Fprintf(e.stdout, "%s: no document was ingested: the layer has none, and %d files were skipped\n", l.Name, p.Skipped)
+			}
+		}()
 	}
 	added := p.New - countFailed(files, "new")
 	changed := p.Changed - countFailed(files, "changed")
 	if added == 0 && changed == 0 && p.Deleted == 0 && p.Renamed == 0 && p.Failed == 0 && p.Skipped == 0 {
 		fmt.Fprintf(e.stdout, "%s: nothing changed (%d files unchanged) in %s\n", l.Name, p.Unchanged, round(elapsed))
-		return nil
+		return false, nil
 	}
 	fmt.Fprintf(e.stdout, "%s: %d added, %d changed, %d unchanged, %d deleted, %d renamed, %d failed, %d skipped in %s\n",
 		l.Name, added, changed, p.Unchanged, p.Deleted, p.Renamed, p.Failed, p.Skipped, round(elapsed))
@@ -112,7 +127,7 @@ func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) err
 			fmt.Fprintf(e.stdout, "  warning  %s: %s\n", f.Path, w)
 		}
 	}
-	return nil
+	return empty, nil
 }
 
 func countFailed(files []jobs.FileReport, action string) int {
