@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/xuri/excelize/v2"
 
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/testenv"
@@ -375,5 +376,44 @@ func TestSkippedFilesAreListed(t *testing.T) {
 	code, out, _ = c.run("ingest", "--layer", "odd", "--wait")
 	if code != 0 || strings.Contains(out, "nothing changed") || !strings.Contains(out, "7 skipped") {
 		t.Errorf("re-ingest (exit %d) hides its skipped files:\n%s", code, out)
+	}
+}
+
+// TestTablesIngest: .tsv and .xlsx files, once dropped without a word, are
+// read: each row is stored as a line of "header: value" pairs.
+func TestTablesIngest(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	src := filepath.Join(testenv.RepoRoot(t), "fixtures", "tables", "stock.tsv")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stock.tsv"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wb := excelize.NewFile()
+	if err := wb.SetSheetRow("Sheet1", "A1", &[]any{"code", "item"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wb.SetSheetRow("Sheet1", "A2", &[]any{"ZQRT", "calibration shim set"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wb.SaveAs(filepath.Join(dir, "tools.xlsx")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := c.run("add", dir, "--layer", "tables", "--wait")
+	if code != 0 || !strings.Contains(out, "2 added") || strings.Contains(out, "skipped  ") {
+		t.Fatalf("add of a TSV and a workbook exited %d:\n%s\n%s", code, out, errOut)
+	}
+	var text string
+	if err := c.pool().QueryRow(context.Background(), `SELECT string_agg(c.text, E'\n' ORDER BY d.path, c.ord)
+		FROM strata.chunks c JOIN strata.documents d ON d.id = c.document_id`).Scan(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"sku: TT-207 | description: Heat shrink 6 mm", "row 2 | code: ZQRT | item: calibration shim set"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("stored chunks lack %q:\n%s", want, text)
+		}
 	}
 }
