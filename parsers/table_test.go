@@ -301,3 +301,45 @@ func TestTableGolden(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkTables parses a CSV of 50,000 rows and a workbook of 20,000 rows
+// (six columns each) and reports rows/s and MB/s of file.
+func BenchmarkTables(b *testing.B) {
+	var csvData strings.Builder
+	csvData.WriteString("code,part,supplier,bin,qty,notes\n")
+	for r := 0; r < 50000; r++ {
+		csvData.WriteString("AC" + itoa(r) + ",Hinge pin size " + itoa(r%90) + ",Kestrel Metals,B" + itoa(r%40) + "," + itoa(r*7%1000) + ",\"kept dry, check yearly\"\n")
+	}
+	wb := excelize.NewFile()
+	for r := 1; r <= 20000; r++ {
+		row := []any{"AC" + itoa(r), "Hinge pin size " + itoa(r%90), "Kestrel Metals", "B" + itoa(r%40), r * 7 % 1000, "kept dry"}
+		if r == 1 {
+			row = []any{"code", "part", "supplier", "bin", "qty", "notes"}
+		}
+		if err := wb.SetSheetRow("Sheet1", "A"+itoa(r), &row); err != nil {
+			b.Fatal(err)
+		}
+	}
+	buf, err := wb.WriteToBuffer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		data []byte
+		rows int
+	}{{"csv", []byte(csvData.String()), 50000}, {"xlsx", buf.Bytes(), 19999}} {
+		b.Run(tc.name, func(b *testing.B) {
+			n := 0
+			for b.Loop() {
+				if _, err := Parse(context.Background(), "t."+tc.name, tc.data, testModTime, Options{}); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+			sec := b.Elapsed().Seconds()
+			b.ReportMetric(float64(n*tc.rows)/sec, "rows/s")
+			b.ReportMetric(float64(n*len(tc.data))/sec/1e6, "MB/s")
+		})
+	}
+}
