@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -415,5 +416,29 @@ func TestTablesIngest(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("stored chunks lack %q:\n%s", want, text)
 		}
+	}
+}
+
+// TestManySkippedFilesAreCounted: past the first 50, skipped files are
+// counted in the summary, not listed one by one; status lists them all.
+func TestManySkippedFilesAreCounted(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	for i := 0; i < 60; i++ {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("scan-%02d.raw", i)), []byte("raw"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("# A\n\nText.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := c.run("add", dir, "--layer", "many", "--wait")
+	if code != 0 || strings.Count(out, "format not supported (.raw)") != 50 ||
+		!strings.Contains(out, "… and 10 more ('ingestd status --layer many --failed' lists them all)") {
+		t.Errorf("summary (exit %d):\n%s", code, out)
+	}
+	_, out, _ = c.run("status", "--layer", "many", "--failed")
+	if strings.Count(out, "format not supported (.raw)") != 60 {
+		t.Errorf("status --failed does not list all 60 skipped files:\n%s", out)
 	}
 }

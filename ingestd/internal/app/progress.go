@@ -114,6 +114,7 @@ func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) (em
 	}
 	fmt.Fprintf(e.stdout, "%s: %d added, %d changed, %d unchanged, %d deleted, %d renamed, %d failed, %d skipped in %s\n",
 		l.Name, added, changed, p.Unchanged, p.Deleted, p.Renamed, p.Failed, p.Skipped, round(elapsed))
+	shown := 0
 	for _, f := range files {
 		switch {
 		case f.Status == "failed" && f.Action == "unchanged":
@@ -121,7 +122,15 @@ func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) (em
 		case f.Status == "failed":
 			fmt.Fprintf(e.stdout, "  failed   %s: %s\n", f.Path, f.Error)
 		case f.Status == "skipped":
-			fmt.Fprintf(e.stdout, "  skipped  %s: %s\n", f.Path, f.Error)
+			// A folder with thousands of files an --include glob leaves
+			// out would drown the rest: the first ones are shown, and
+			// status lists them all.
+			if shown++; shown <= maxSkippedShown {
+				fmt.Fprintf(e.stdout, "  skipped  %s: %s\n", f.Path, f.Error)
+			} else if shown == maxSkippedShown+1 {
+				fmt.Fprintf(e.stdout, "  skipped  … and %d more ('ingestd status --layer %s --failed' lists them all)\n",
+					p.Skipped-maxSkippedShown, l.Name)
+			}
 		}
 		for _, w := range f.Warnings {
 			fmt.Fprintf(e.stdout, "  warning  %s: %s\n", f.Path, w)
@@ -129,6 +138,9 @@ func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) (em
 	}
 	return empty, nil
 }
+
+// maxSkippedShown bounds the skipped files a summary names one by one.
+const maxSkippedShown = 50
 
 func countFailed(files []jobs.FileReport, action string) int {
 	n := 0
