@@ -1,6 +1,7 @@
 package search
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,9 +10,12 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
+	"github.com/stratakb/stratakb/embed"
+	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/internal/testenv"
 	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
 // TestTableRowsAreFound ingests a layer of tables (a CSV and a TSV from
@@ -19,9 +23,8 @@ import (
 // real jobs and searches it: a row's code, digits and letters (AC04) or
 // letters only (ZQRT), brings that row's chunk first, citing the row's line
 // and, in a workbook, its sheet.
-func TestTableRowsAreFound(t *testing.T) {
-	f := newFixture(t)
-	root := filepath.Join(f.dir, "parts")
+func writeTableLayer(t *testing.T, root string) {
+	t.Helper()
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -69,12 +72,47 @@ func TestTableRowsAreFound(t *testing.T) {
 	}
 	must(wb.SaveAs(filepath.Join(root, "tools.xlsx")))
 	must(wb.Close())
+}
 
+func TestTableRowsAreFound(t *testing.T) {
+	f := newFixture(t)
+	root := filepath.Join(f.dir, "parts")
+	writeTableLayer(t, root)
+	f.ingest(t, jobs.Layer{Name: "handbook"}, handbook)
 	p := ingesttest.Ingest(t, f.pool, jobs.Layer{Name: "parts", Root: root}, ingesttest.Options{Vectorizer: jobs.SingleVector(f.emb)})
 	if p.Failed != 0 || p.Skipped != 0 || p.New != 4 {
 		t.Fatalf("ingest: %+v, want 4 new files, none failed or skipped", p)
 	}
-	s := f.searcher(t)
+	checkTableSearch(t, f.searcher(t), 5)
+}
+
+// TestTableRowsAreFoundUSELite runs the same searches with the local model
+// and its measured search parameters (lexical weight 1, vector 0.15), where
+// a question naming the code also brings the row first.
+func TestTableRowsAreFoundUSELite(t *testing.T) {
+	emb := loadUSELite(t)
+	defer embed.Close(emb)
+	pool, url := dbtest.NewPool(t)
+	root := filepath.Join(t.TempDir(), "parts")
+	writeTableLayer(t, root)
+	p := ingesttest.Ingest(t, pool, jobs.Layer{Name: "parts", Root: root}, ingesttest.Options{Vectorizer: jobs.SingleVector(emb)})
+	if p.Failed != 0 || p.New != 4 {
+		t.Fatalf("ingest: %+v", p)
+	}
+	st, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	o := DefaultOptions()
+	o.Embedder = emb
+	checkTableSearch(t, NewWithOptions(st, o), 1)
+}
+
+// checkTableSearch searches the layer writeTableLayer wrote; a question's
+// row must come within questionRank.
+func checkTableSearch(t *testing.T, s *Searcher, questionRank int) {
+	t.Helper()
 	for _, tc := range []struct {
 		query, file, row string
 		line             int // the row's line in the file, for a CSV or TSV
@@ -88,10 +126,12 @@ func TestTableRowsAreFound(t *testing.T) {
 		// In a question, the other words match every row as well as this
 		// one, and fusion weighs the vector channel: the keyword slot keeps
 		// the row's chunk among the results, not necessarily first.
-		{"which hinge pin is AC04?", "catalogue.csv", "code: AC04 | part: Hinge pin size 151", 151, "", 5},
-		{"where is the ZQRT calibration shim set kept", "tools.xlsx", "row 80 | code: ZQRT", 0, "Tools", 5},
+		{"which hinge pin is AC04?", "catalogue.csv", "code: AC04 | part: Hinge pin size 151", 151, "", questionRank},
+		{"where is the ZQRT calibration shim set kept", "tools.xlsx", "row 80 | code: ZQRT", 0, "Tools", questionRank},
 	} {
-		resp := mustSearch(t, s, Request{Query: tc.query, Layers: []string{"parts"}})
+		// No layers named: every layer is searched (no routing pattern
+		// names the code).
+		resp := mustSearch(t, s, Request{Query: tc.query})
 		found := false
 		for i, r := range resp.Results {
 			if i == tc.within {
