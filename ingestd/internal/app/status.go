@@ -12,7 +12,7 @@ import (
 func (e *env) status(ctx context.Context, args []string) error {
 	fs := newFlagSet("status", e.stderr)
 	name := fs.String("layer", "", "show this layer's files")
-	failedOnly := fs.Bool("failed", false, "list only failed files and warnings")
+	failedOnly := fs.Bool("failed", false, "list only failed and skipped files and warnings")
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
