@@ -45,6 +45,9 @@ const (
 	// unzipFactor bounds how much a workbook may unzip to, in multiples of
 	// the file size limit (a zip bomb stops there).
 	unzipFactor = 8
+	// maxLazyLines is the most line breaks a value may hold in a file read
+	// with lenient quotes (one with a quote inside an unquoted value).
+	maxLazyLines = 50
 	// maxFormulaChecks bounds the empty cells per sheet that are checked
 	// for a formula without a stored result.
 	maxFormulaChecks = 1000
@@ -288,6 +291,17 @@ func readDelimited(ctx context.Context, body []byte, comma rune, lazy bool, opt 
 			}
 		}
 		line, _ := r.FieldPos(0)
+		if lazy {
+			// Read leniently, a quote that is never closed swallows the
+			// rest of the file into one value: refuse rather than store
+			// one row where there were many.
+			for i, v := range rec {
+				if n := strings.Count(v, "\n"); n > maxLazyLines {
+					fl, _ := r.FieldPos(i)
+					return nil, permanentf("read table: line %d: a quoted value runs over %d lines; a quote is probably never closed", fl, n+1)
+				}
+			}
+		}
 		w.toLine(line)
 		switch {
 		case allEmpty(rec):

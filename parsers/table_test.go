@@ -140,6 +140,14 @@ func TestBadDelimitedInput(t *testing.T) {
 		t.Errorf("unterminated quote: err %v, want a permanent error naming the line", err)
 	}
 
+	// A bare quote makes the file read leniently; a quote that then never
+	// closes would swallow every later row.
+	swallow := "item,size\npipe,5\" long\n\"open,2\n" + strings.Repeat("3,4\n", 80)
+	_, err = Parse(context.Background(), "swallow.csv", []byte(swallow), testModTime, Options{})
+	if !errors.Is(err, ErrPermanent) || !strings.Contains(err.Error(), "line 3: a quoted value runs over") {
+		t.Errorf("unclosed quote after a bare one: err %v", err)
+	}
+
 	huge := strings.Repeat("é", maxCellBytes) // twice maxCellBytes in bytes
 	doc = parseTable(t, "huge.csv", []byte("id,text\n1,"+huge+"\n"))
 	line := lineOf(doc.Text, 2)
