@@ -442,3 +442,43 @@ func TestManySkippedFilesAreCounted(t *testing.T) {
 		t.Errorf("status --failed does not list all 60 skipped files:\n%s", out)
 	}
 }
+
+// TestStoredFileThatIsSkippedNow: a file ingested before that the walk now
+// skips (excluded by a new glob, replaced by a link that leaves the folder)
+// loses its document, and the run says why, in one row per path.
+func TestStoredFileThatIsSkippedNow(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	for _, name := range []string{"a.md", "b.md", "c.md"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("# "+name+"\n\nSome text.\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, errOut := c.run("add", dir, "--layer", "s", "--wait"); code != 0 {
+		t.Fatalf("first add exited %d\n%s\n%s", code, out, errOut)
+	}
+	outside := filepath.Join(t.TempDir(), "c.md")
+	if err := os.WriteFile(outside, []byte("# Outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "c.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "c.md")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := c.run("add", dir, "--layer", "s", "--exclude", "b.md", "--wait")
+	if code != 0 {
+		t.Fatalf("second add exited %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"2 deleted", "skipped  b.md: excluded by --exclude b.md",
+		"skipped  c.md: symlink points outside the layer folder"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	var docs int
+	if err := c.pool().QueryRow(context.Background(), `SELECT count(*) FROM strata.documents`).Scan(&docs); err != nil || docs != 1 {
+		t.Errorf("%d documents left (%v), want a.md only", docs, err)
+	}
+}
