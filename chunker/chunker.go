@@ -117,9 +117,14 @@ type atom struct {
 // Chunk spans are trimmed of surrounding blank lines (and of trailing
 // spaces), whitespace-only text gives no chunk, and every other byte of the
 // body is in exactly one chunk. The same input always gives the same chunks.
+//
+// A table (schema.FormatTable) is cut between rows only: see chunkTable.
 func Chunk(doc *schema.ParsedDoc, sections []schema.Section, opt Options) []schema.Chunk {
 	text := doc.Text
 	size := opt.size()
+	if doc.Format == schema.FormatTable {
+		return chunkTable(doc, sections, size)
+	}
 	body := doc.BodyStart
 	if body < 0 {
 		body = 0

@@ -1,6 +1,7 @@
 package chunker
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stratakb/stratakb/schema"
@@ -67,4 +68,74 @@ func FuzzSentences(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzChunkTable chunks arbitrary text as a table, its "Sheet: " lines
+// making sheet sections (or, with sheets off, none, as for a CSV file): chunks
+// are in order, hold whole lines, never cross a sheet boundary, cite their
+// lines, and every non-blank line of the body is in exactly one chunk.
+func FuzzChunkTable(f *testing.F) {
+	f.Add("code | part\ncode: AC01 | part: bolt\n\ncode: AC02 | part: nut\n", uint16(40), uint16(0), true)
+	f.Add("Sheet: A\nrow 1 (header) | x\nrow 2 | x: 1\n\nSheet: B\nrow 3 (header) | y\nrow 4 | y: 2\n", uint16(10), uint16(3), true)
+	f.Fuzz(func(t *testing.T, text string, size, body uint16, sheets bool) {
+		sz := 50 + int(size)%2951
+		doc := &schema.ParsedDoc{Text: text, Format: schema.FormatTable, BodyStart: int(body) % (len(text) + 1)}
+		var secs []schema.Section
+		if sheets {
+			for off := 0; off < len(text); {
+				nl := len(text)
+				if i := strings.IndexByte(text[off:], '\n'); i >= 0 {
+					nl = off + i
+				}
+				if len(text[off:nl]) >= 7 && text[off:off+7] == "Sheet: " {
+					if k := len(secs); k > 0 {
+						secs[k-1].End = off
+					}
+					secs = append(secs, schema.Section{Kind: schema.KindSheet, Path: text[off+7 : nl], Start: off, HeadingEnd: nl, End: len(text), Parent: -1, Level: 1})
+				}
+				off = nl + 1
+			}
+		}
+		cs := Chunk(doc, secs, Options{Size: sz})
+		covered := map[int]int{}
+		prev := doc.BodyStart
+		for _, c := range cs {
+			if c.Start < prev || c.End <= c.Start || c.End > len(text) || text[c.Start:c.End] != c.Text {
+				t.Fatalf("chunk %d span %d-%d bad (previous end %d, text %d bytes)", c.Ordinal, c.Start, c.End, prev, len(text))
+			}
+			prev = c.End
+			for _, s := range secs {
+				if c.Start < s.Start && c.End > s.Start {
+					t.Fatalf("chunk %d (%d-%d) crosses into sheet %q at %d", c.Ordinal, c.Start, c.End, s.Path, s.Start)
+				}
+			}
+			if c.LineStart != schema.LineOf(text, c.Start) || c.LineEnd != schema.LineOf(text, c.End-1) {
+				t.Fatalf("chunk %d lines %d-%d wrong", c.Ordinal, c.LineStart, c.LineEnd)
+			}
+			for i := c.Start; i < c.End; i++ {
+				if i == c.Start || text[i-1] == '\n' {
+					covered[lineStart(text, i)]++
+				}
+			}
+		}
+		for off := 0; off < len(text); {
+			nl := len(text)
+			if i := strings.IndexByte(text[off:], '\n'); i >= 0 {
+				nl = off + i
+			}
+			line := text[off:nl]
+			if nl > doc.BodyStart && off >= lineStart(text, doc.BodyStart) && !isBlank(line) && off >= doc.BodyStart && covered[off] != 1 {
+				t.Fatalf("line at %d (%q) is in %d chunks", off, line, covered[off])
+			}
+			off = nl + 1
+		}
+	})
+}
+
+// lineStart is the offset of the start of the line holding off.
+func lineStart(text string, off int) int {
+	for off > 0 && text[off-1] != '\n' {
+		off--
+	}
+	return off
 }

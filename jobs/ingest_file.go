@@ -215,6 +215,13 @@ func readFile(full string, limit int64) (fileFacts, error) {
 	return facts, nil
 }
 
+// recordFailure stores the file as failed. A document that was readable
+// before and fails now keeps nothing of its last good version: its chunks
+// (and, through the triggers on chunks, their postings and lexical
+// statistics), sections and pages are deleted in the same transaction that
+// records the failure, so nothing stale stays searchable and no ref points
+// into text that is no longer stored. The failure stays visible in
+// 'ingestd status'.
 func recordFailure(ctx context.Context, pool *pgxpool.Pool, layerID int64, rel string, facts fileFacts, msg string) error {
 	var mtime *time.Time
 	var size *int64
@@ -222,14 +229,25 @@ func recordFailure(ctx context.Context, pool *pgxpool.Pool, layerID int64, rel s
 		t := truncMicro(facts.mtime)
 		mtime, size = &t, &facts.size
 	}
-	_, err := pool.Exec(ctx, `
-		INSERT INTO strata.documents (layer_id, path, size, mtime, sha256, status, error, body)
-		VALUES ($1, $2, $3, $4, $5, 'failed', $6, NULL)
-		ON CONFLICT (layer_id, path) DO UPDATE SET size = EXCLUDED.size, mtime = EXCLUDED.mtime,
-			sha256 = EXCLUDED.sha256, status = 'failed', error = EXCLUDED.error, body = NULL,
-			warnings = '{}', parsed_at = now()`,
-		layerID, rel, size, mtime, facts.sha, msg)
-	return err
+	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		var docID int64
+		if err := tx.QueryRow(ctx, `
+			INSERT INTO strata.documents (layer_id, path, size, mtime, sha256, status, error, body)
+			VALUES ($1, $2, $3, $4, $5, 'failed', $6, NULL)
+			ON CONFLICT (layer_id, path) DO UPDATE SET size = EXCLUDED.size, mtime = EXCLUDED.mtime,
+				sha256 = EXCLUDED.sha256, status = 'failed', error = EXCLUDED.error, body = NULL,
+				body_start = 0, total_pages = NULL, warnings = '{}', parsed_at = now()
+			RETURNING id`,
+			layerID, rel, size, mtime, facts.sha, msg).Scan(&docID); err != nil {
+			return fmt.Errorf("save failed document: %w", err)
+		}
+		for _, table := range []string{"chunks", "sections", "pages"} {
+			if _, err := tx.Exec(ctx, `DELETE FROM strata.`+table+` WHERE document_id = $1`, docID); err != nil {
+				return fmt.Errorf("clear %s of the failed document: %w", table, err)
+			}
+		}
+		return nil
+	})
 }
 
 // storeDocument replaces a document's text, pages, sections and chunks in one

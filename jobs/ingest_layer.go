@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -158,10 +159,22 @@ func (w *IngestLayerWorker) Work(ctx context.Context, job *river.Job[IngestLayer
 	for _, old := range renames {
 		renamedFrom[old] = true
 	}
+	skipReason := map[string]string{}
+	for _, s := range skipped {
+		skipReason[s.rel] = s.reason
+	}
 	var gone []int64
 	for rel, d := range stored {
 		if !seen[rel] && !renamedFrom[rel] {
 			gone = append(gone, d.id)
+			if why, ok := skipReason[rel]; ok {
+				// Stored before, skipped now (excluded, unsupported, a
+				// link that leaves the folder): its document goes, and the
+				// run says why. One row per path in the run.
+				decisions = append(decisions, decision{rel, "deleted", "skipped", why})
+				delete(skipReason, rel)
+				continue
+			}
 			decisions = append(decisions, decision{rel, "deleted", "ok", ""})
 		}
 	}
@@ -175,7 +188,9 @@ func (w *IngestLayerWorker) Work(ctx context.Context, job *river.Job[IngestLayer
 		return river.JobCancel(err)
 	}
 	for _, s := range skipped {
-		decisions = append(decisions, decision{s.rel, "skipped", "skipped", s.reason})
+		if why, ok := skipReason[s.rel]; ok {
+			decisions = append(decisions, decision{s.rel, "skipped", "skipped", why})
+		}
 	}
 	sort.Slice(decisions, func(i, j int) bool { return decisions[i].rel < decisions[j].rel })
 
@@ -305,22 +320,30 @@ func walkLayer(layer Layer, supported func(string) bool) ([]walkedFile, []skippe
 		if rel == "." {
 			return nil
 		}
+		// Every path the walk meets and does not ingest is reported with
+		// its reason; a folder it does not enter is reported once, as
+		// "name/", not file by file.
 		if strings.HasPrefix(d.Name(), ".") {
 			if d.IsDir() {
+				skipped = append(skipped, skippedFile{rel + "/", "hidden folder (name starts with '.'): not read"})
 				return fs.SkipDir
 			}
+			skipped = append(skipped, skippedFile{rel, "hidden file (name starts with '.')"})
 			return nil
 		}
-		if matchAny(layer.Exclude, rel) {
+		if g := matchGlob(layer.Exclude, rel); g != "" {
 			if d.IsDir() {
+				skipped = append(skipped, skippedFile{rel + "/", fmt.Sprintf("folder excluded by --exclude %s: not read", g)})
 				return fs.SkipDir
 			}
+			skipped = append(skipped, skippedFile{rel, "excluded by --exclude " + g})
 			return nil
 		}
 		if d.IsDir() {
 			return nil
 		}
-		if !wanted(layer, rel, supported) {
+		if why := unwanted(layer, rel, supported); why != "" {
+			skipped = append(skipped, skippedFile{rel, why})
 			return nil
 		}
 		var fi fs.FileInfo
@@ -370,22 +393,32 @@ func walkLayer(layer Layer, supported func(string) bool) ([]walkedFile, []skippe
 	return files, skipped, nil
 }
 
-// wanted applies the include globs, or the pipeline's supported types when
-// the layer has none.
-func wanted(layer Layer, rel string, supported func(string) bool) bool {
+// unwanted applies the include globs, or the pipeline's supported types when
+// the layer has none, and says why a file is left out ("" when it is not).
+func unwanted(layer Layer, rel string, supported func(string) bool) string {
 	if len(layer.Include) > 0 {
-		return matchAny(layer.Include, rel)
+		if matchGlob(layer.Include, rel) == "" {
+			return "not matched by any --include glob (" + strings.Join(layer.Include, ", ") + ")"
+		}
+		return ""
 	}
-	return supported == nil || supported(rel)
+	if supported == nil || supported(rel) {
+		return ""
+	}
+	if ext := path.Ext(rel); ext != "" {
+		return "format not supported (" + strings.ToLower(ext) + ")"
+	}
+	return "format not supported (no file extension)"
 }
 
-func matchAny(globs []string, rel string) bool {
+// matchGlob returns the first of globs that matches rel, or "".
+func matchGlob(globs []string, rel string) string {
 	for _, g := range globs {
 		if ok, _ := doublestar.Match(g, rel); ok {
-			return true
+			return g
 		}
 	}
-	return false
+	return ""
 }
 
 func within(root, p string) bool {

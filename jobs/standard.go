@@ -29,6 +29,11 @@ func StandardPipeline(opt parsers.Options) Pipeline {
 		},
 		IsPermanent: func(err error) bool { return errors.Is(err, parsers.ErrPermanent) },
 		Structure: func(doc *schema.ParsedDoc) []schema.Section {
+			if doc.Format == schema.FormatTable {
+				// A table's rows are data, not headings: its sections
+				// (the sheets) come from the parser.
+				return doc.Sections
+			}
 			return structure.Parse(doc.Text, doc.BodyStart, doc.Format)
 		},
 		SectionKey: structure.SectionKey,

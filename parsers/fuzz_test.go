@@ -122,3 +122,34 @@ func FuzzText(f *testing.F) {
 		}
 	})
 }
+
+// FuzzTable reads arbitrary bytes as CSV, as TSV and as a workbook: no
+// panic, only permanent errors, and a table whose sheets lie in order inside
+// the text. A CSV or TSV never has more lines than the file (line N of the
+// text is line N of the file).
+func FuzzTable(f *testing.F) {
+	addSeeds(f, "../fixtures/tables/*")
+	f.Add([]byte("a,b\n\"x\ny\",2\n\n3,4,5\n"))
+	f.Add([]byte("a;b\n1;\"2\"\"\"\n"))
+	f.Add([]byte("h\tk\n5\" pipe\tx\n"))
+	f.Add(workbook(f))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ctx := context.Background()
+		for _, name := range []string{"f.csv", "f.tsv", "f.xlsx"} {
+			doc, err := Parse(ctx, name, data, time.Unix(0, 0), Options{MaxFileSize: 1 << 20})
+			if err != nil {
+				if !errors.Is(err, ErrPermanent) {
+					t.Fatalf("%s: non-permanent error %v", name, err)
+				}
+				continue
+			}
+			checkTable(t, doc)
+			if !utf8.ValidString(doc.Text) {
+				t.Fatalf("%s: text is not UTF-8", name)
+			}
+			if name != "f.xlsx" && strings.Count(doc.Text, "\n") > strings.Count(string(data), "\n")+1 {
+				t.Fatalf("%s: text has more lines than the file", name)
+			}
+		}
+	})
+}

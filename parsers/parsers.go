@@ -1,7 +1,8 @@
 // Package parsers turns the bytes of one file into the text StrataKB stores
 // and cites: Markdown with YAML front matter, plain text and reStructuredText,
 // PDF text layers with per-page fallbacks to poppler's pdftotext and to OCR,
-// and images through OCR. It is pure: no database, no job queue.
+// images through OCR, and tables (CSV, TSV, XLSX) one row per line. It is
+// pure: no database, no job queue.
 //
 // Every failure that will recur on the same bytes (a corrupt or encrypted PDF,
 // a file too large, binary content, invalid UTF-8, an unsupported type) wraps
@@ -88,6 +89,9 @@ const (
 	kindRST
 	kindPDF
 	kindImage
+	kindCSV
+	kindTSV
+	kindXLSX
 )
 
 func kindOf(path string) int {
@@ -102,12 +106,19 @@ func kindOf(path string) int {
 		return kindPDF
 	case ".png", ".jpg", ".jpeg", ".tif", ".tiff":
 		return kindImage
+	case ".csv":
+		return kindCSV
+	case ".tsv", ".tab":
+		return kindTSV
+	case ".xlsx":
+		return kindXLSX
 	}
 	return kindNone
 }
 
 // Supported reports whether Parse handles the file, judged by its extension
-// (case-insensitive): .md .markdown .txt .rst .pdf .png .jpg .jpeg .tif .tiff.
+// (case-insensitive): .md .markdown .txt .rst .pdf .png .jpg .jpeg .tif .tiff
+// .csv .tsv .tab .xlsx.
 func Supported(path string) bool { return kindOf(path) != kindNone }
 
 // Parse parses one file. path is the file's path on disk (PDF fallbacks and
@@ -140,6 +151,10 @@ func Parse(ctx context.Context, path string, data []byte, modTime time.Time, opt
 		return doc, nil
 	case kindImage:
 		return parseImage(ctx, path, data, modTime, opt)
+	case kindCSV, kindTSV:
+		return parseDelimited(ctx, data, kindOf(path) == kindTSV, modTime, opt)
+	case kindXLSX:
+		return parseXLSX(ctx, data, modTime, opt)
 	}
 	return nil, permanentf("parse %s: unsupported file type %q", filepath.Base(path), filepath.Ext(path))
 }

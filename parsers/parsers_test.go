@@ -324,7 +324,8 @@ func TestSupported(t *testing.T) {
 	for path, want := range map[string]bool{
 		"a.md": true, "b.MARKDOWN": true, "c.txt": true, "d.rst": true, "e.PDF": true,
 		"f.png": true, "g.jpeg": true, "h.JPG": true, "i.tif": true, "j.tiff": true,
-		"k.docx": false, "Makefile": false, "l.md.bak": false,
+		"m.csv": true, "n.TSV": true, "o.xlsx": true, "p.tab": true,
+		"k.docx": false, "Makefile": false, "l.md.bak": false, "q.xls": false,
 	} {
 		if Supported(path) != want {
 			t.Errorf("Supported(%q) = %v", path, !want)

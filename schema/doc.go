@@ -6,5 +6,6 @@
 // d42:1830-1905) is a pair of byte offsets into the document's stored text,
 // which is UTF-8. Start is inclusive and End exclusive, so text[Start:End]
 // reads the span back exactly. Line numbers are 1-based lines of the stored
-// text, which for Markdown and plain text are the file's own line numbers.
+// text, which for Markdown, plain text, CSV and TSV are the file's own line
+// numbers.
 package schema

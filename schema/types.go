@@ -27,6 +27,10 @@ const (
 	FormatText     = "text"
 	FormatPDF      = "pdf"
 	FormatImage    = "image"
+	// FormatTable is a CSV, TSV or XLSX file: one line of text per row,
+	// written as "header: value" pairs; its sections (one per sheet of a
+	// workbook) come from the parser, not from the text.
+	FormatTable = "table"
 )
 
 // Page is one page of a paged document (a PDF or a multi-page image).
@@ -62,6 +66,10 @@ type ParsedDoc struct {
 	// Warnings are problems that did not stop the file from being ingested
 	// (malformed front matter, a blank page, a page that needed a fallback).
 	Warnings []string
+	// Sections, for FormatTable only, is the structure the parser knows
+	// itself: one section per sheet of a workbook, none for a CSV or TSV
+	// file. The structure map of other formats is computed from the text.
+	Sections []Section `json:",omitempty"`
 }
 
 // PageAt returns the 1-based number of the page holding byte offset off, or 0
@@ -88,6 +96,7 @@ const (
 	KindAnnex    = "annex"     // Annex II
 	KindAppendix = "appendix"  // Appendix A
 	KindSchedule = "schedule"  // Schedule 1
+	KindSheet    = "sheet"     // a sheet of a workbook (FormatTable)
 )
 
 // Section is one node of a document's structure map.

@@ -445,8 +445,12 @@ func (e *env) runIngest(ctx context.Context, layers []jobs.Layer, wait, allowDel
 		if err != nil {
 			return err
 		}
-		if err := e.summary(ctx, l, p); err != nil {
+		empty, err := e.summary(ctx, l, p)
+		if err != nil {
 			return err
+		}
+		if empty {
+			failed = true
 		}
 		if cc.Vectorizer != nil && p.Status != "failed" {
 			if err := e.waitVectors(ctx, client, l, cc.Vectorizer.Model().Name); err != nil {

@@ -3,12 +3,14 @@ package app
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/xuri/excelize/v2"
 
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/testenv"
@@ -297,5 +299,186 @@ func TestVectorsPendingWhileTheModelIsMissing(t *testing.T) {
 	code, out, _ = c.run("status")
 	if code != 0 || !strings.Contains(out, "use-lite-512@1 0 pending") {
 		t.Errorf("status after the model came back:\n%s", out)
+	}
+}
+
+// TestSkippedFilesAreListed: every file the walk meets and does not ingest is
+// named with its reason in the summary, in 'status --failed' and in the
+// run's ingest_files rows, and a folder whose files were all skipped fails
+// the run instead of reading as "nothing changed".
+func TestSkippedFilesAreListed(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	write := func(name, data string) {
+		t.Helper()
+		full := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("budget.xls", "\xd0\xcf\x11\xe0 old binary workbook")
+	write("report.docx", "PK\x03\x04 not read")
+	write("Makefile", "all:\n")
+	write(".env", "SECRET=1\n")
+	write(".git/config", "[core]\n")
+	write("drafts/plan.md", "# Plan\n")
+	write("notes.md.bak", "# Old\n")
+
+	code, out, errOut := c.run("add", dir, "--layer", "odd", "--exclude", "drafts/**", "--exclude", "*.bak", "--wait")
+	if code != 1 {
+		t.Errorf("add of a folder with nothing to ingest exited %d, want 1\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	want := []string{
+		"skipped  budget.xls: format not supported (.xls)",
+		"skipped  report.docx: format not supported (.docx)",
+		"skipped  Makefile: format not supported (no file extension)",
+		"skipped  .env: hidden file",
+		"skipped  .git/: hidden folder",
+		"skipped  drafts/: folder excluded by --exclude drafts/**",
+		"skipped  notes.md.bak: excluded by --exclude *.bak",
+		"odd: no document was ingested",
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("summary lacks %q", w)
+		}
+	}
+	if strings.Contains(out, "nothing changed") {
+		t.Errorf("summary reads as nothing changed")
+	}
+	if t.Failed() {
+		t.Logf("summary:\n%s", out)
+	}
+	var rows int
+	if err := c.pool().QueryRow(context.Background(), `SELECT count(*) FROM strata.ingest_files
+		WHERE status = 'skipped' AND error <> '' AND run_id = (SELECT max(id) FROM strata.ingest_runs)`).Scan(&rows); err != nil || rows != 7 {
+		t.Errorf("ingest_files has %d skipped rows with a reason (%v), want 7", rows, err)
+	}
+	code, out, _ = c.run("status")
+	if code != 0 || !strings.Contains(out, "layer odd has no documents: its last run skipped 7 files") {
+		t.Errorf("status (exit %d) does not say the layer's files were all skipped:\n%s", code, out)
+	}
+	code, out, _ = c.run("status", "--layer", "odd", "--failed")
+	if code != 0 || !strings.Contains(out, "skipped odd/budget.xls: format not supported (.xls)") ||
+		!strings.Contains(out, "skipped odd/.git/: hidden folder") {
+		t.Errorf("status --failed (exit %d) does not list the skipped files:\n%s", code, out)
+	}
+
+	// With one readable file the run succeeds and still lists the skips,
+	// also when nothing else changed.
+	write("readme.md", "# Readme\n\nOne file that can be read.\n")
+	code, out, _ = c.run("ingest", "--layer", "odd", "--wait")
+	if code != 0 || !strings.Contains(out, "1 added") || !strings.Contains(out, "skipped  budget.xls: format not supported") {
+		t.Errorf("ingest with one readable file (exit %d):\n%s", code, out)
+	}
+	code, out, _ = c.run("ingest", "--layer", "odd", "--wait")
+	if code != 0 || strings.Contains(out, "nothing changed") || !strings.Contains(out, "7 skipped") {
+		t.Errorf("re-ingest (exit %d) hides its skipped files:\n%s", code, out)
+	}
+}
+
+// TestTablesIngest: .tsv and .xlsx files, once dropped without a word, are
+// read: each row is stored as a line of "header: value" pairs.
+func TestTablesIngest(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	src := filepath.Join(testenv.RepoRoot(t), "fixtures", "tables", "stock.tsv")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "stock.tsv"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wb := excelize.NewFile()
+	if err := wb.SetSheetRow("Sheet1", "A1", &[]any{"code", "item"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wb.SetSheetRow("Sheet1", "A2", &[]any{"ZQRT", "calibration shim set"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := wb.SaveAs(filepath.Join(dir, "tools.xlsx")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := c.run("add", dir, "--layer", "tables", "--wait")
+	if code != 0 || !strings.Contains(out, "2 added") || strings.Contains(out, "skipped  ") {
+		t.Fatalf("add of a TSV and a workbook exited %d:\n%s\n%s", code, out, errOut)
+	}
+	var text string
+	if err := c.pool().QueryRow(context.Background(), `SELECT string_agg(c.text, E'\n' ORDER BY d.path, c.ord)
+		FROM strata.chunks c JOIN strata.documents d ON d.id = c.document_id`).Scan(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"sku: TT-207 | description: Heat shrink 6 mm", "row 2 | code: ZQRT | item: calibration shim set"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("stored chunks lack %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestManySkippedFilesAreCounted: past the first 50, skipped files are
+// counted in the summary, not listed one by one; status lists them all.
+func TestManySkippedFilesAreCounted(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	for i := 0; i < 60; i++ {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("scan-%02d.raw", i)), []byte("raw"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.md"), []byte("# A\n\nText.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := c.run("add", dir, "--layer", "many", "--wait")
+	if code != 0 || strings.Count(out, "format not supported (.raw)") != 50 ||
+		!strings.Contains(out, "… and 10 more ('ingestd status --layer many --failed' lists them all)") {
+		t.Errorf("summary (exit %d):\n%s", code, out)
+	}
+	_, out, _ = c.run("status", "--layer", "many", "--failed")
+	if strings.Count(out, "format not supported (.raw)") != 60 {
+		t.Errorf("status --failed does not list all 60 skipped files:\n%s", out)
+	}
+}
+
+// TestStoredFileThatIsSkippedNow: a file ingested before that the walk now
+// skips (excluded by a new glob, replaced by a link that leaves the folder)
+// loses its document, and the run says why, in one row per path.
+func TestStoredFileThatIsSkippedNow(t *testing.T) {
+	c := newCLI(t)
+	dir := t.TempDir()
+	for _, name := range []string{"a.md", "b.md", "c.md"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("# "+name+"\n\nSome text.\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, errOut := c.run("add", dir, "--layer", "s", "--wait"); code != 0 {
+		t.Fatalf("first add exited %d\n%s\n%s", code, out, errOut)
+	}
+	outside := filepath.Join(t.TempDir(), "c.md")
+	if err := os.WriteFile(outside, []byte("# Outside\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "c.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "c.md")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := c.run("add", dir, "--layer", "s", "--exclude", "b.md", "--wait")
+	if code != 0 {
+		t.Fatalf("second add exited %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"2 deleted", "skipped  b.md: excluded by --exclude b.md",
+		"skipped  c.md: symlink points outside the layer folder"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	var docs int
+	if err := c.pool().QueryRow(context.Background(), `SELECT count(*) FROM strata.documents`).Scan(&docs); err != nil || docs != 1 {
+		t.Errorf("%d documents left (%v), want a.md only", docs, err)
 	}
 }

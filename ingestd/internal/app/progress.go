@@ -97,28 +97,44 @@ func bar(done, total, width int) string {
 }
 
 // summary prints what a run did: counts, then each failure and skip with its
-// reason.
-func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) error {
+// reason. It reports empty when the run skipped files and the layer is left
+// without a single document: a folder of files in formats StrataKB does not
+// read is not a clean, empty layer.
+func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) (empty bool, err error) {
 	elapsed := time.Since(p.StartedAt)
 	if p.FinishedAt != nil {
 		elapsed = p.FinishedAt.Sub(p.StartedAt)
 	}
 	if p.Status == "failed" {
 		fmt.Fprintf(e.stdout, "%s: ingest failed: %s\n", l.Name, p.Error)
-		return nil
+		return false, nil
 	}
 	files, err := jobs.RunFiles(ctx, e.pool, p.RunID, false)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if p.Skipped > 0 {
+		var docs int
+		if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM strata.documents WHERE layer_id = $1 AND status = 'ok'`,
+			l.ID).Scan(&docs); err != nil {
+			return false, fmt.Errorf("count documents of layer %s: %w", l.Name, err)
+		}
+		empty = docs == 0
+		defer func() {
+			if empty && err == nil {
+				fmt.Fprintf(e.stdout, "%s: no document was ingested: the layer has none, and %d files were skipped\n", l.Name, p.Skipped)
+			}
+		}()
 	}
 	added := p.New - countFailed(files, "new")
 	changed := p.Changed - countFailed(files, "changed")
 	if added == 0 && changed == 0 && p.Deleted == 0 && p.Renamed == 0 && p.Failed == 0 && p.Skipped == 0 {
 		fmt.Fprintf(e.stdout, "%s: nothing changed (%d files unchanged) in %s\n", l.Name, p.Unchanged, round(elapsed))
-		return nil
+		return false, nil
 	}
 	fmt.Fprintf(e.stdout, "%s: %d added, %d changed, %d unchanged, %d deleted, %d renamed, %d failed, %d skipped in %s\n",
 		l.Name, added, changed, p.Unchanged, p.Deleted, p.Renamed, p.Failed, p.Skipped, round(elapsed))
+	shown := 0
 	for _, f := range files {
 		switch {
 		case f.Status == "failed" && f.Action == "unchanged":
@@ -126,14 +142,25 @@ func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) err
 		case f.Status == "failed":
 			fmt.Fprintf(e.stdout, "  failed   %s: %s\n", f.Path, f.Error)
 		case f.Status == "skipped":
-			fmt.Fprintf(e.stdout, "  skipped  %s: %s\n", f.Path, f.Error)
+			// A folder with thousands of files an --include glob leaves
+			// out would drown the rest: the first ones are shown, and
+			// status lists them all.
+			if shown++; shown <= maxSkippedShown {
+				fmt.Fprintf(e.stdout, "  skipped  %s: %s\n", f.Path, f.Error)
+			} else if shown == maxSkippedShown+1 {
+				fmt.Fprintf(e.stdout, "  skipped  … and %d more ('ingestd status --layer %s --failed' lists them all)\n",
+					p.Skipped-maxSkippedShown, l.Name)
+			}
 		}
 		for _, w := range f.Warnings {
 			fmt.Fprintf(e.stdout, "  warning  %s: %s\n", f.Path, w)
 		}
 	}
-	return nil
+	return empty, nil
 }
+
+// maxSkippedShown bounds the skipped files a summary names one by one.
+const maxSkippedShown = 50
 
 func countFailed(files []jobs.FileReport, action string) int {
 	n := 0

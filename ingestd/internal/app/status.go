@@ -12,7 +12,7 @@ import (
 func (e *env) status(ctx context.Context, args []string) error {
 	fs := newFlagSet("status", e.stderr)
 	name := fs.String("layer", "", "show this layer's files")
-	failedOnly := fs.Bool("failed", false, "list only failed files and warnings")
+	failedOnly := fs.Bool("failed", false, "list only failed and skipped files and warnings")
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
@@ -112,6 +112,9 @@ func (e *env) status(ctx context.Context, args []string) error {
 		fmt.Fprintln(e.stdout, "no layers yet: add one with 'ingestd add DIR --layer NAME'")
 		return nil
 	}
+	if err := e.skipNotes(ctx, *name); err != nil {
+		return err
+	}
 	if *name == "" && !*failedOnly {
 		return nil
 	}
@@ -173,6 +176,37 @@ func (e *env) fileStatus(ctx context.Context, layer string, failedOnly bool) err
 		fmt.Fprintf(e.stdout, "skipped %s/%s: %s\n", ln, path, why)
 	}
 	return skipped.Err()
+}
+
+// skipNotes says, under the layer table, which layers' last run skipped
+// files, so that a layer whose files were all skipped does not pass for an
+// empty but healthy one.
+func (e *env) skipNotes(ctx context.Context, layer string) error {
+	rows, err := e.pool.Query(ctx, `
+		SELECT l.name, count(*),
+			(SELECT count(*) FROM strata.documents d WHERE d.layer_id = l.id AND d.status = 'ok')
+		FROM strata.layers l
+		JOIN LATERAL (SELECT id FROM strata.ingest_runs r WHERE r.layer_id = l.id ORDER BY id DESC LIMIT 1) r ON true
+		JOIN strata.ingest_files f ON f.run_id = r.id AND f.status = 'skipped'
+		WHERE ($1 = '' OR l.name = $1)
+		GROUP BY l.id, l.name ORDER BY l.name`, layer)
+	if err != nil {
+		return fmt.Errorf("read skipped files: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ln string
+		var skipped, docs int
+		if err := rows.Scan(&ln, &skipped, &docs); err != nil {
+			return fmt.Errorf("read skipped files: %w", err)
+		}
+		if docs == 0 {
+			fmt.Fprintf(e.stdout, "layer %s has no documents: its last run skipped %d files ('ingestd status --layer %s --failed' says why)\n", ln, skipped, ln)
+			continue
+		}
+		fmt.Fprintf(e.stdout, "layer %s: its last run skipped %d files ('ingestd status --layer %s --failed' says why)\n", ln, skipped, ln)
+	}
+	return rows.Err()
 }
 
 func (e *env) serve(ctx context.Context, args []string) error {
