@@ -87,8 +87,13 @@ func newServer(cfg Config, deps Deps, extra []Tool) (*Server, error) {
 	}
 	s.limiter = newLimiter(cfg.MaxConcurrent, cfg.QueueWait)
 	s.sessions = newSessions()
-	for _, b := range toolBuilders {
-		if t, ok := b(s); ok {
+	for _, d := range toolDefs {
+		if d.err != nil {
+			return nil, d.err
+		}
+		if call, ok := d.bind(s); ok {
+			t := d.tool
+			t.Call = call
 			s.tools = append(s.tools, t)
 		}
 	}
