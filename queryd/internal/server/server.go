@@ -62,6 +62,9 @@ type Server struct {
 	sessions *sessions
 	tools    []Tool
 	byName   map[string]Tool
+	// openAPI is the document served at /openapi.json, built from
+	// toolDefs.
+	openAPI []byte
 }
 
 // New builds a server with every tool whose dependencies are present.
@@ -87,10 +90,11 @@ func newServer(cfg Config, deps Deps, extra []Tool) (*Server, error) {
 	}
 	s.limiter = newLimiter(cfg.MaxConcurrent, cfg.QueueWait)
 	s.sessions = newSessions()
+	var err error
+	if s.openAPI, err = openAPIDocument(toolDefs); err != nil {
+		return nil, err
+	}
 	for _, d := range toolDefs {
-		if d.err != nil {
-			return nil, d.err
-		}
 		if call, ok := d.bind(s); ok {
 			t := d.tool
 			t.Call = call
