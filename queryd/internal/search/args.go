@@ -29,9 +29,9 @@ func (Request) Args() toolargs.Args {
 		},
 		"metadata_filter": {
 			Description: fmt.Sprintf("Exact matches on chunk metadata, values as strings, for example {\"page\": \"3\"}. Only chunks matching every entry are returned. "+
-				"At most %d keys; keys up to %d bytes, values up to %d bytes.", MaxFilterKeys, MaxFilterKey, MaxFilterValue),
+				"At most %d keys; keys up to %d characters, values up to %d.", MaxFilterKeys, MaxFilterKey, MaxFilterValue),
 			MaxProperties: MaxFilterKeys,
-			Values:        &toolargs.Arg{Expect: `a string, such as "3"`},
+			Values:        &toolargs.Arg{MaxLength: MaxFilterValue, Expect: `a string, such as "3"`},
 			Expect:        `an object of metadata keys to string values, such as {"page": "3"}`,
 		},
 		"explain": {

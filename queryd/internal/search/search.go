@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
@@ -35,7 +36,8 @@ const (
 	MaxQuery    = 2000 // characters
 
 	// MaxFilterKeys bounds metadata_filter; MaxFilterKey and
-	// MaxFilterValue bound its keys and values, in bytes.
+	// MaxFilterValue bound its keys and values, in characters (as JSON
+	// schema's maxLength counts).
 	MaxFilterKeys  = 20
 	MaxFilterKey   = 200
 	MaxFilterValue = 1000
@@ -268,8 +270,8 @@ func (r *Request) Validate() error {
 		if strings.TrimSpace(k) == "" {
 			return qerr.Invalidf("metadata_filter", "has an empty key")
 		}
-		if len(k) > MaxFilterKey || len(v) > MaxFilterValue {
-			return qerr.Invalidf("metadata_filter", "key %q or its value is too long (keys up to %d bytes, values up to %d)", clip(k), MaxFilterKey, MaxFilterValue)
+		if utf8.RuneCountInString(k) > MaxFilterKey || utf8.RuneCountInString(v) > MaxFilterValue {
+			return qerr.Invalidf("metadata_filter", "key %q or its value is too long (keys up to %d characters, values up to %d)", clip(k), MaxFilterKey, MaxFilterValue)
 		}
 		if k == "page" || k == "total_pages" {
 			if n, err := strconv.Atoi(v); err != nil || n < 1 || strconv.Itoa(n) != v {
