@@ -1,11 +1,3 @@
-// Package server serves queryd's tools: over MCP on stdio (`queryd mcp`),
-// over MCP streamable HTTP at /mcp and as HTTP JSON (`queryd serve`), with
-// roles from bearer tokens, bounded concurrency, request logs and metrics.
-//
-// Every transport goes through one call path (Server.call): role check,
-// concurrency slot, timeout, the tool, then one log line and one metric. The
-// error kinds of package qerr map to HTTP status codes in one table
-// (errorKinds) and to MCP tool results in one function (toolResultError).
 package server
 
 import (
