@@ -15,9 +15,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -400,8 +402,9 @@ func decodeField(dst reflect.Value, f field, raw json.RawMessage) error {
 	return nil
 }
 
-// decodeInt reads a whole number. A string such as "5" is refused, as the
-// schema's type says.
+// decodeInt reads a whole number: 5, and 5.0 or 5e0, which JSON schema
+// counts as integers too. A string such as "5" is refused, as the schema's
+// type says.
 func decodeInt(dst reflect.Value, name string, a Arg, raw json.RawMessage) error {
 	what := expect(a, "a whole number")
 	if a.Expect == "" && a.Min != nil && a.Max != nil {
@@ -415,7 +418,16 @@ func decodeInt(dst reflect.Value, name string, a Arg, raw json.RawMessage) error
 		return qerr.Invalidf(name, "must be %s", what)
 	}
 	k, err := n.Int64()
-	if err != nil || dst.OverflowInt(k) {
+	if err != nil {
+		// JSON schema counts 5.0 and 5e0 as integers; so does Decode.
+		// Whole numbers beyond int64 are refused, which no schema says.
+		f, ferr := strconv.ParseFloat(n.String(), 64)
+		if ferr != nil || f != math.Trunc(f) || f < math.MinInt64 || f >= math.MaxInt64 {
+			return qerr.Invalidf(name, "must be %s, got %s", what, n)
+		}
+		k = int64(f)
+	}
+	if dst.OverflowInt(k) {
 		return qerr.Invalidf(name, "must be %s, got %s", what, n)
 	}
 	switch {

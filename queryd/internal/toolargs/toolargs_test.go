@@ -59,6 +59,8 @@ func TestDecodeErrorsNameTheArgument(t *testing.T) {
 		{`{"name":"a","size":true}`, "size", "size: must be a whole number from 1 to 9"},
 		{`{"name":"a","size":2.5}`, "size", "size: must be a whole number from 1 to 9, got 2.5"},
 		{`{"name":"a","size":1e30}`, "size", "size: must be a whole number from 1 to 9, got 1e30"},
+		{`{"name":"a","size":1e400}`, "size", "size: must be a whole number from 1 to 9, got 1e400"},
+		{`{"name":"a","size":10.0}`, "size", "size: must be from 1 to 9, got 10"},
 		{`{"name":"a","size":10}`, "size", "size: must be from 1 to 9, got 10"},
 		{`{"name":"a","size":0}`, "size", "size: must be from 1 to 9, got 0"},
 		{`{"name":"a","low":1}`, "low", "low: must be at least 2, got 1"},
@@ -93,6 +95,10 @@ func TestDecodeFillsTheStruct(t *testing.T) {
 		if _, err := Decode[sample](json.RawMessage(raw)); err == nil || !strings.Contains(err.Error(), "name: is required") {
 			t.Errorf("%q: %v, want name: is required", raw, err)
 		}
+	}
+	// JSON schema's integers include 2.0 and 2e0.
+	if got, err := Decode[sample](json.RawMessage(`{"name":"a","size":2.0,"low":2e0}`)); err != nil || got.Size != 2 || got.Low != 2 {
+		t.Errorf("2.0 and 2e0: %+v %v", got, err)
 	}
 	// Lengths count characters, not bytes.
 	if _, err := Decode[sample](json.RawMessage(`{"name":"ééé"}`)); err != nil {
