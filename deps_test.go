@@ -30,6 +30,9 @@ var rules = []rule{
 		"schema is the leaf"},
 	{module + "/jobs", []string{module + "/ingestd", module + "/queryd"}, "jobs sits below the daemons"},
 	{module + "/ingestd", []string{module + "/queryd"}, "the daemons never import each other"},
+	{module + "/queryd/internal/toolargs", []string{module + "/queryd/internal/server", module + "/queryd/internal/app",
+		module + "/queryd/internal/search", module + "/queryd/internal/store", "github.com/jackc/"},
+		"toolargs is a leaf: the packages that define tools' arguments import it, never the other way"},
 }
 
 // violations returns, for one package and its dependencies, each forbidden

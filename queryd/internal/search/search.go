@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
@@ -34,8 +35,12 @@ const (
 	MaxTopK     = 50
 	MaxQuery    = 2000 // characters
 
-	// MaxFilterKeys bounds metadata_filter.
-	MaxFilterKeys = 20
+	// MaxFilterKeys bounds metadata_filter; MaxFilterKey and
+	// MaxFilterValue bound its keys and values, in characters (as JSON
+	// schema's maxLength counts).
+	MaxFilterKeys  = 20
+	MaxFilterKey   = 200
+	MaxFilterValue = 1000
 	// DefaultKeywordSlots is HYBRID_KEYWORD_SLOTS's default.
 	DefaultKeywordSlots = 1
 )
@@ -265,8 +270,8 @@ func (r *Request) Validate() error {
 		if strings.TrimSpace(k) == "" {
 			return qerr.Invalidf("metadata_filter", "has an empty key")
 		}
-		if len(k) > 200 || len(v) > 1000 {
-			return qerr.Invalidf("metadata_filter", "key %q or its value is too long (keys up to 200 bytes, values up to 1000)", clip(k))
+		if utf8.RuneCountInString(k) > MaxFilterKey || utf8.RuneCountInString(v) > MaxFilterValue {
+			return qerr.Invalidf("metadata_filter", "key %q or its value is too long (keys up to %d characters, values up to %d)", clip(k), MaxFilterKey, MaxFilterValue)
 		}
 		if k == "page" || k == "total_pages" {
 			if n, err := strconv.Atoi(v); err != nil || n < 1 || strconv.Itoa(n) != v {

@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,9 +22,6 @@ import (
 
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 )
-
-//go:embed openapi.json
-var openAPI []byte
 
 // retryAfterSeconds is the Retry-After of a 503, unless the error says
 // when to retry (qerr.Error.RetryAfter).
@@ -94,7 +90,7 @@ func (s *Server) routes(mcpHandler http.Handler) http.Handler {
 			// this pattern the catch-all below would answer 404.
 			mux.HandleFunc(t.HTTPPath, func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Allow", http.MethodPost)
-				writeProblem(w, http.StatusMethodNotAllowed, apiError{Code: "method_not_allowed",
+				writeProblem(w, http.StatusMethodNotAllowed, apiError{Code: codeMethodNotAllowed,
 					Message: fmt.Sprintf("%s takes POST with the arguments as a JSON body, not %s", t.HTTPPath, r.Method)})
 			})
 		}
@@ -103,7 +99,7 @@ func (s *Server) routes(mcpHandler http.Handler) http.Handler {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(openAPI)
+		_, _ = w.Write(s.openAPI)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, apiError{Code: "not_found", Message: "no endpoint " + r.URL.Path + " (see /openapi.json)"})
@@ -131,7 +127,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		if r.ContentLength > s.cfg.MaxRequestBytes {
 			dropBody(w, r)
-			writeProblem(w, http.StatusRequestEntityTooLarge, apiError{Code: "too_large",
+			writeProblem(w, http.StatusRequestEntityTooLarge, apiError{Code: codeTooLarge,
 				Message: fmt.Sprintf("the request body is over %d bytes (QUERYD_MAX_REQUEST_BYTES)", s.cfg.MaxRequestBytes)})
 			return
 		}
@@ -193,7 +189,7 @@ func (s *Server) toolHTTP(t Tool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
 			dropBody(w, r)
-			writeProblem(w, http.StatusUnsupportedMediaType, apiError{Code: "unsupported_media_type", Message: "send the arguments as application/json"})
+			writeProblem(w, http.StatusUnsupportedMediaType, apiError{Code: codeUnsupportedMediaType, Message: "send the arguments as application/json"})
 			return
 		}
 		body, err := io.ReadAll(r.Body)

@@ -152,10 +152,10 @@ func (s *Server) bodyError(w http.ResponseWriter, r *http.Request, err error) {
 	dropBody(w, r)
 	switch {
 	case errors.As(err, &ne) && ne.Timeout():
-		writeProblem(w, http.StatusRequestTimeout, apiError{Code: "request_timeout",
+		writeProblem(w, http.StatusRequestTimeout, apiError{Code: codeRequestTimeout,
 			Message: fmt.Sprintf("the request body did not arrive within %s (QUERYD_READ_TIMEOUT)", s.cfg.ReadTimeout)})
 	case errors.As(err, &tooLarge):
-		writeProblem(w, http.StatusRequestEntityTooLarge, apiError{Code: "too_large",
+		writeProblem(w, http.StatusRequestEntityTooLarge, apiError{Code: codeTooLarge,
 			Message: fmt.Sprintf("the request body is over %d bytes (QUERYD_MAX_REQUEST_BYTES)", s.cfg.MaxRequestBytes)})
 	default:
 		writeError(w, qerr.Invalidf("body", "cannot be read"))

@@ -1,11 +1,3 @@
-// Package server serves queryd's tools: over MCP on stdio (`queryd mcp`),
-// over MCP streamable HTTP at /mcp and as HTTP JSON (`queryd serve`), with
-// roles from bearer tokens, bounded concurrency, request logs and metrics.
-//
-// Every transport goes through one call path (Server.call): role check,
-// concurrency slot, timeout, the tool, then one log line and one metric. The
-// error kinds of package qerr map to HTTP status codes in one table
-// (errorKinds) and to MCP tool results in one function (toolResultError).
 package server
 
 import (
@@ -62,6 +54,9 @@ type Server struct {
 	sessions *sessions
 	tools    []Tool
 	byName   map[string]Tool
+	// openAPI is the document served at /openapi.json, built from
+	// toolDefs.
+	openAPI []byte
 }
 
 // New builds a server with every tool whose dependencies are present.
@@ -87,8 +82,14 @@ func newServer(cfg Config, deps Deps, extra []Tool) (*Server, error) {
 	}
 	s.limiter = newLimiter(cfg.MaxConcurrent, cfg.QueueWait)
 	s.sessions = newSessions()
-	for _, b := range toolBuilders {
-		if t, ok := b(s); ok {
+	var err error
+	if s.openAPI, err = openAPIDocument(toolDefs); err != nil {
+		return nil, err
+	}
+	for _, d := range toolDefs {
+		if call, ok := d.bind(s); ok {
+			t := d.tool
+			t.Call = call
 			s.tools = append(s.tools, t)
 		}
 	}
