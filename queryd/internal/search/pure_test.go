@@ -3,8 +3,6 @@ package search
 import (
 	"reflect"
 	"testing"
-
-	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
 func TestExactTerms(t *testing.T) {
@@ -17,30 +15,6 @@ func TestExactTerms(t *testing.T) {
 	} {
 		if got := ExactTerms(q); !reflect.DeepEqual(got, want) {
 			t.Errorf("ExactTerms(%q) = %q, want %q", q, got, want)
-		}
-	}
-}
-
-func TestRoute(t *testing.T) {
-	layers := []store.Layer{
-		{ID: 1, Name: "payments", RoutingPatterns: []string{"credit transfer", `/\bpacs\.\d+/`}},
-		{ID: 2, Name: "handbook", RoutingPatterns: []string{"leave"}},
-		{ID: 3, Name: "broken", RoutingPatterns: []string{"/[unclosed/"}},
-	}
-	for q, want := range map[string][]string{
-		"What is a pacs.008?":                 {"payments"},
-		"Credit   Transfer limits":            {"payments"},
-		"unused leave days":                   {"handbook"},
-		"cleaver sharpening":                  nil, // "leave" only as a whole word
-		"leave during a credit transfer run?": {"payments", "handbook"},
-		"[unclosed":                           nil, // an invalid expression never matches
-	} {
-		var got []string
-		for _, l := range Route(q, layers) {
-			got = append(got, l.Name)
-		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("Route(%q) = %v, want %v", q, got, want)
 		}
 	}
 }
