@@ -30,11 +30,7 @@ func (st *state) routed(ctx context.Context, all []store.Layer) (*Response, erro
 		}
 		return o.resp, nil
 	}
-	set := map[int64]bool{}
-	for _, l := range chosen {
-		set[l.ID] = true
-	}
-	resp, err := st.run(ctx, all, set)
+	resp, err := st.run(ctx, all, &d)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/jobs"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -115,8 +116,8 @@ func TestSearch(t *testing.T) {
 			t.Fatalf("want clause 9.1 first and cut, got %+v", resp.Results)
 		}
 		r := resp.Results[0]
-		if len(r.Text) > exactTextLimit || strings.HasSuffix(r.Text, " ") {
-			t.Errorf("cut text is %d bytes (limit %d) or ends in a space", len(r.Text), exactTextLimit)
+		if len(r.Text) > retrieve.ExactTextLimit || strings.HasSuffix(r.Text, " ") {
+			t.Errorf("cut text is %d bytes (limit %d) or ends in a space", len(r.Text), retrieve.ExactTextLimit)
 		}
 		if !strings.Contains(resp.Note, "cut") || !strings.Contains(resp.Note, "beta-nda.md") {
 			t.Errorf("note must say which clause was cut, got %q", resp.Note)

@@ -1,4 +1,4 @@
-package search
+package retrieve
 
 import (
 	"reflect"
@@ -28,8 +28,8 @@ func TestCutAtWord(t *testing.T) {
 	for len(long) < 7000 {
 		long += "Confidential information means every document. "
 	}
-	got, cut := cutAtWord(long, exactTextLimit)
-	if !cut || len(got) > exactTextLimit || got[len(got)-1] == ' ' || long[len(got)] != ' ' {
+	got, cut := cutAtWord(long, ExactTextLimit)
+	if !cut || len(got) > ExactTextLimit || got[len(got)-1] == ' ' || long[len(got)] != ' ' {
 		t.Errorf("cut must end at a word within the limit: cut=%v len=%d", cut, len(got))
 	}
 }
