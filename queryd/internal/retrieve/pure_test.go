@@ -6,6 +6,7 @@ import (
 )
 
 func TestExactTerms(t *testing.T) {
+	t.Parallel()
 	for q, want := range map[string][]string{
 		"What does reason code AC04 mean in pacs.008?": {"AC04", "pacs.008"},
 		"Which Cache-Control header, per PEP 8?":       {"Cache-Control", "PEP 8"},
@@ -20,6 +21,7 @@ func TestExactTerms(t *testing.T) {
 }
 
 func TestCutAtWord(t *testing.T) {
+	t.Parallel()
 	short := "7.2 Notice. Either party may end this agreement."
 	if got, cut := cutAtWord(short, 10); got != short || cut {
 		t.Errorf("a clause of 200 characters or less is never cut: %q %v", got, cut)

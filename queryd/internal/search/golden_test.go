@@ -68,6 +68,7 @@ var goldenCases = []goldenCase{
 // The bag-of-words embedder always runs; the real USE-lite model runs when
 // it is installed. go test -run TestGoldenResponses -update rewrites them.
 func TestGoldenResponses(t *testing.T) {
+	t.Parallel()
 	t.Run("bow", func(t *testing.T) { runGolden(t, "bow", nil) })
 	t.Run("uselite", func(t *testing.T) {
 		testenv.Require(t, filepath.Join(testenv.VarDir(t), "models"), "the local models")

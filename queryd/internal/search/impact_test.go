@@ -32,6 +32,7 @@ func postingsDrift(t *testing.T, f *fixture) int {
 // lexeme through ingest, edit, delete and layer removal, and the SQL impact
 // is queryd's BM25 term weight.
 func TestPostingsFollowChunks(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.ingest(t, jobs.Layer{Name: "handbook"}, handbook)
@@ -107,6 +108,7 @@ func TestPostingsFollowChunks(t *testing.T) {
 // scores; with short lists, an exact term made of common words is still
 // found through the GIN index.
 func TestImpactPathMatchesExact(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	docs := map[string]string{}
@@ -229,6 +231,7 @@ func TestImpactPathMatchesExact(t *testing.T) {
 // stays on the postings path; one that leaves fewer than the depth sends
 // the search to the GIN path. Either way the ranking is the exact one.
 func TestImpactPathWithFilter(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	docs := map[string]string{}

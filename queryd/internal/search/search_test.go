@@ -69,6 +69,7 @@ var zoo = map[string]string{
 }
 
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.ingest(t, jobs.Layer{Name: "contracts", RoutingPatterns: []string{"agreement", `/\bnda\b/`}}, contracts)
 	f.ingest(t, jobs.Layer{Name: "payments", RoutingPatterns: []string{"pacs", `/\bAC[0-9]{2}\b/`}}, payments)
@@ -354,6 +355,7 @@ func TestSearch(t *testing.T) {
 // a few chunks far from the query, the HNSW scan keeps going (iterative
 // scan) until it has found top_k of them, even at a small ef_search.
 func TestVectorFilterFillsTopK(t *testing.T) {
+	t.Parallel()
 	pool, url := dbtest.NewPool(t)
 	ingesttest.Migrate(t, pool)
 	ctx := context.Background()
