@@ -170,7 +170,7 @@ func cutAtWord(s string, limit int) (string, bool) {
 
 // dropInsideExact removes the chunks that lie inside an exact section
 // already returned, so the same text does not come back twice.
-func dropInsideExact(ctx context.Context, st *store.Store, cands []*Candidate, exact []Section) []*Candidate {
+func dropInsideExact(ctx context.Context, st Corpus, cands []*Candidate, exact []Section) []*Candidate {
 	if len(exact) == 0 || len(cands) == 0 {
 		return cands
 	}

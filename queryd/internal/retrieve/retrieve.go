@@ -47,13 +47,13 @@ type Options struct {
 // Engine runs searches over the read-only store. It is safe for
 // concurrent use.
 type Engine struct {
-	store *store.Store
+	store Corpus
 	opt   Options
 	memo  memo
 }
 
-// New returns an Engine over the store.
-func New(st *store.Store, opt Options) *Engine {
+// New returns an Engine over the corpus (a *store.Store).
+func New(st Corpus, opt Options) *Engine {
 	if opt.KeywordSlots < 0 {
 		opt.KeywordSlots = 0
 	}

@@ -194,13 +194,13 @@ type Searcher struct {
 	logger *slog.Logger
 }
 
-// New returns a Searcher over the store with the default options: the
-// lexical channel only (no embedder), which its responses report as
-// degraded.
-func New(st *store.Store) *Searcher { return NewWithOptions(st, DefaultOptions()) }
+// New returns a Searcher over the corpus (a *store.Store) with the default
+// options: the lexical channel only (no embedder), which its responses
+// report as degraded.
+func New(st retrieve.Corpus) *Searcher { return NewWithOptions(st, DefaultOptions()) }
 
-// NewWithOptions returns a Searcher over the store.
-func NewWithOptions(st *store.Store, opt Options) *Searcher {
+// NewWithOptions returns a Searcher over the corpus (a *store.Store).
+func NewWithOptions(st retrieve.Corpus, opt Options) *Searcher {
 	if opt.KeywordSlots < 0 {
 		opt.KeywordSlots = 0
 	}
