@@ -12,28 +12,39 @@ const module = "github.com/stratakb/stratakb"
 
 // rule forbids packages under one prefix from depending on any of the listed
 // import-path prefixes, directly or not.
+// allow names exceptions to forbid.
 type rule struct {
 	from   string
 	forbid []string
+	allow  []string
 	why    string
 }
 
 var rules = []rule{
 	{module + "/queryd", []string{module + "/jobs", "github.com/riverqueue/", module + "/ingestd"},
-		"queryd reads through its own store and never imports jobs or River"},
-	{module + "/parsers", []string{"github.com/jackc/", "github.com/riverqueue/", module + "/jobs"}, "parsers is pure"},
-	{module + "/structure", []string{"github.com/jackc/", "github.com/riverqueue/", module + "/jobs"}, "structure is pure"},
-	{module + "/chunker", []string{"github.com/jackc/", "github.com/riverqueue/", module + "/jobs"}, "chunker is pure"},
-	{module + "/embed", []string{"github.com/jackc/", "github.com/riverqueue/", module + "/jobs"}, "embed is pure"},
+		nil, "queryd reads through its own store and never imports jobs or River"},
+	{module + "/parsers", []string{"github.com/jackc/", "github.com/riverqueue/", module + "/jobs"}, nil, "parsers is pure"},
+	{module + "/structure", []string{"github.com/jackc/", "github.com/riverqueue/", module + "/jobs"}, nil, "structure is pure"},
+	{module + "/chunker", []string{"github.com/jackc/", "github.com/riverqueue/", module + "/jobs"}, nil, "chunker is pure"},
+	{module + "/embed", []string{"github.com/jackc/", "github.com/riverqueue/", module + "/jobs"}, nil, "embed is pure"},
 	{module + "/schema", []string{"github.com/riverqueue/", module + "/parsers", module + "/structure",
 		module + "/chunker", module + "/embed", module + "/jobs", module + "/ingestd", module + "/queryd"},
-		"schema is the leaf"},
-	{module + "/jobs", []string{module + "/ingestd", module + "/queryd"}, "jobs sits below the daemons"},
-	{module + "/ingestd", []string{module + "/queryd"}, "the daemons never import each other"},
-	{module + "/queryd/internal/toolargs", []string{module + "/queryd/internal/server", module + "/queryd/internal/app",
-		module + "/queryd/internal/search", module + "/queryd/internal/store", "github.com/jackc/"},
-		"toolargs is a leaf: the packages that define tools' arguments import it, never the other way"},
+		nil, "schema is the leaf"},
+	{module + "/jobs", []string{module + "/ingestd", module + "/queryd"}, nil, "jobs sits below the daemons"},
+	{module + "/ingestd", []string{module + "/queryd"}, nil, "the daemons never import each other"},
+	// Inside queryd: the engine and the tools sit below the transports and
+	// the wiring; the store sits below everything but the error kinds.
+	{module + "/queryd/internal/retrieve", []string{qd + "server", qd + "app"}, nil, "retrieve never imports server or app"},
+	{module + "/queryd/internal/route", []string{qd + "server", qd + "app"}, nil, "route never imports server or app"},
+	{module + "/queryd/internal/search", []string{qd + "server", qd + "app"}, nil, "search never imports server or app"},
+	{module + "/queryd/internal/store", []string{qd}, []string{qd + "store", qd + "qerr"},
+		"store imports no other queryd package but qerr"},
+	{module + "/queryd/internal/toolargs", []string{qd + "server", qd + "app", qd + "search", qd + "store", "github.com/jackc/"},
+		nil, "toolargs is a leaf: the packages that define tools' arguments import it, never the other way"},
 }
+
+// qd is the prefix of queryd's private packages.
+const qd = module + "/queryd/internal/"
 
 // violations returns, for one package and its dependencies, each forbidden
 // edge with the rule's reason.
@@ -45,7 +56,10 @@ func violations(pkg string, deps []string) []string {
 		}
 		for _, d := range deps {
 			for _, f := range r.forbid {
-				hit := d == f || strings.HasPrefix(d, f+"/") || (strings.HasSuffix(f, "/") && strings.HasPrefix(d, f))
+				hit := under(d, f)
+				for _, a := range r.allow {
+					hit = hit && !under(d, a)
+				}
 				if hit {
 					out = append(out, pkg+" depends on "+d+": "+r.why)
 				}
@@ -53,6 +67,12 @@ func violations(pkg string, deps []string) []string {
 		}
 	}
 	return out
+}
+
+// under says whether the import path d is the package p or below it; a p
+// ending in "/" matches by prefix.
+func under(d, p string) bool {
+	return d == p || strings.HasPrefix(d, p+"/") || (strings.HasSuffix(p, "/") && strings.HasPrefix(d, p))
 }
 
 func TestImportEdges(t *testing.T) {
@@ -91,6 +111,11 @@ func TestViolationsMatcher(t *testing.T) {
 		{module + "/embed/uselite", []string{"github.com/riverqueue/river/rivertype"}, true},
 		{module + "/queryd", []string{module + "/jobsmith", "github.com/jackc/pgx/v5"}, false},
 		{module + "/jobs", []string{"github.com/riverqueue/river", "github.com/jackc/pgx/v5"}, false},
+		{module + "/queryd/internal/retrieve", []string{qd + "server"}, true},
+		{module + "/queryd/internal/search", []string{qd + "app"}, true},
+		{module + "/queryd/internal/route", []string{qd + "store", qd + "qerr"}, false},
+		{module + "/queryd/internal/store", []string{qd + "search"}, true},
+		{module + "/queryd/internal/store", []string{qd + "qerr", module + "/schema"}, false},
 	}
 	for _, c := range cases {
 		if got := len(violations(c.pkg, c.deps)) > 0; got != c.bad {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 )
 
 // BenchmarkSearchMillion is BenchmarkSearch at about a million chunks. It
@@ -310,26 +311,27 @@ func runSearchBench(b *testing.B, env *benchEnv) {
 	ctx := context.Background()
 	// STRATA_BENCH_IMPACT=M,C sets the impact path's postings per lexeme and
 	// candidates for this run.
+	lexParams := retrieve.DefaultParams()
+	tune := func(*retrieve.Params) {}
 	if v := os.Getenv("STRATA_BENCH_IMPACT"); v != "" {
-		sm, sc := impactPerTerm, impactCandidates
-		impactPerTerm, impactCandidates = impactSetting(b, v)
-		defer func() { impactPerTerm, impactCandidates = sm, sc }()
+		m, c := impactSetting(b, v)
+		lexParams.ImpactPerTerm, lexParams.ImpactCandidates = m, c
+		tune = func(p *retrieve.Params) { p.ImpactPerTerm, p.ImpactCandidates = m, c }
 	}
 	layers := []string{env.layer}
-	lexical := NewWithOptions(env.store, Options{KeywordSlots: 1})
-	hybrid := NewWithOptions(env.store, Options{Embedder: env.emb, KeywordSlots: 1})
+	lexical := NewWithOptions(env.store, Options{KeywordSlots: 1, Tune: tune})
+	hybrid := NewWithOptions(env.store, Options{Embedder: env.emb, KeywordSlots: 1, Tune: tune})
+	vectorOnly := NewWithOptions(env.store, Options{Embedder: env.emb, KeywordSlots: 1, Tune: func(p *retrieve.Params) {
+		tune(p)
+		p.NoLexical = true
+	}})
 	runs := map[string]func(q string) error{
 		"lexical": func(q string) error {
 			_, err := lexical.Search(ctx, Request{Query: q, Layers: layers, TopK: 10})
 			return err
 		},
 		"vector": func(q string) error {
-			all, err := env.store.Layers(ctx)
-			if err != nil {
-				return err
-			}
-			st := &state{s: hybrid, req: Request{Query: q, Layers: layers, TopK: 10}, noLexical: true}
-			_, err = st.pass(ctx, all, nil)
+			_, err := vectorOnly.Search(ctx, Request{Query: q, Layers: layers, TopK: 10})
 			return err
 		},
 		"hybrid": func(q string) error {
@@ -362,8 +364,8 @@ func runSearchBench(b *testing.B, env *benchEnv) {
 	// million chunks).
 	b.Run("lexical-agreement", func(b *testing.B) {
 		ids := env.layerIDs(b)
-		saved := impactPerTerm
-		defer func() { impactPerTerm = saved }()
+		exhaustive := lexParams
+		exhaustive.ImpactPerTerm = 0
 		for b.Loop() {
 			var same, total float64
 			var exactLat []time.Duration
@@ -371,10 +373,8 @@ func runSearchBench(b *testing.B, env *benchEnv) {
 				if i == 50 {
 					break
 				}
-				impactPerTerm = saved
-				got, _ := env.lexicalTop10(b, lexical, ids, q, 10)
-				impactPerTerm = 0
-				want, d := env.lexicalTop10(b, lexical, ids, q, 10)
+				got, _ := env.lexicalTop10(b, lexParams, ids, q, 10)
+				want, d := env.lexicalTop10(b, exhaustive, ids, q, 10)
 				exactLat = append(exactLat, d)
 				same += float64(overlap(got, want))
 				total += float64(len(want))
@@ -435,27 +435,26 @@ func BenchmarkLexicalImpactSweep(b *testing.B) {
 	}
 	env := setupMillion(b)
 	ids := env.layerIDs(b)
-	s := NewWithOptions(env.store, Options{KeywordSlots: 1})
-	top10 := func(q string) ([]int64, time.Duration) { return env.lexicalTop10(b, s, ids, q, defaultDepth) }
+	top10 := func(p retrieve.Params, q string) ([]int64, time.Duration) {
+		return env.lexicalTop10(b, p, ids, q, 50)
+	}
 	agree := 30
 	if n, err := strconv.Atoi(os.Getenv("STRATA_BENCH_AGREE_QUERIES")); err == nil && n > 0 {
 		agree = n
 	}
 	agree = min(agree, len(env.queries))
-	sm, sc, sp := impactPerTerm, impactCandidates, pruneMinChunks
-	defer func() { impactPerTerm, impactCandidates, pruneMinChunks = sm, sc, sp }()
 	// The reference: exhaustive BM25.
-	impactPerTerm, pruneMinChunks = 0, math.MaxInt64
+	exhaustive := retrieve.DefaultParams()
+	exhaustive.ImpactPerTerm, exhaustive.PruneMinChunks = 0, math.MaxInt64
 	ref := make([][]int64, agree)
 	var refLat []time.Duration
 	for i := range agree {
 		var d time.Duration
-		ref[i], d = top10(env.queries[i])
+		ref[i], d = top10(exhaustive, env.queries[i])
 		refLat = append(refLat, d)
 	}
 	b.Logf("exhaustive BM25 over %d queries: p50 %s p95 %s", agree, percentile(refLat, 0.5).Round(time.Millisecond),
 		percentile(refLat, 0.95).Round(time.Millisecond))
-	pruneMinChunks = sp
 	type cfg struct{ m, c int }
 	cfgs := []cfg{{0, 0}, {500, 200}, {1000, 200}, {2000, 200}, {1000, 400}, {4000, 400}}
 	// STRATA_BENCH_SWEEP="M,C M,C ..." replaces the list.
@@ -473,11 +472,12 @@ func BenchmarkLexicalImpactSweep(b *testing.B) {
 			name = "postings-" + strconv.Itoa(c.m) + "-candidates-" + strconv.Itoa(c.c)
 		}
 		b.Run(name, func(b *testing.B) {
-			impactPerTerm, impactCandidates = c.m, c.c
+			p := retrieve.DefaultParams()
+			p.ImpactPerTerm, p.ImpactCandidates = c.m, c.c
 			for b.Loop() {
 				var same, total float64
 				for i := range agree {
-					got, _ := top10(env.queries[i])
+					got, _ := top10(p, env.queries[i])
 					same += float64(overlap(got, ref[i]))
 					total += float64(len(ref[i]))
 				}
@@ -487,7 +487,7 @@ func BenchmarkLexicalImpactSweep(b *testing.B) {
 					n = agree // the GIN path is slow at this size
 				}
 				for _, q := range env.queries[:n] {
-					_, d := top10(q)
+					_, d := top10(p, q)
 					lat = append(lat, d)
 				}
 				b.ReportMetric(same/max(total, 1), "overlap@10")

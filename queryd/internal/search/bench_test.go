@@ -15,6 +15,7 @@ import (
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -158,13 +159,15 @@ func (env *benchEnv) layerIDs(b *testing.B) []int64 {
 
 // lexicalTop10 runs the lexical channel alone at depth and returns the ids
 // of its first ten hits and how long it took.
-func (env *benchEnv) lexicalTop10(b *testing.B, s *Searcher, ids []int64, q string, depth int) ([]int64, time.Duration) {
-	st := &state{s: s, req: Request{Query: q, Layers: []string{env.layer}, TopK: 10}}
+// p are the lexical channel's parameters.
+func (env *benchEnv) lexicalTop10(b *testing.B, p retrieve.Params, ids []int64, q string, depth int) ([]int64, time.Duration) {
+	run := retrieve.New(env.store, retrieve.Options{}).Query(retrieve.Query{Text: q, TopK: 10, Params: &p})
 	t0 := time.Now()
-	hits, _, err := st.lexical(context.Background(), ids, depth)
+	lex, err := run.Lexical(context.Background(), ids, depth)
 	if err != nil {
 		b.Fatal(err)
 	}
+	hits := lex.Hits
 	d := time.Since(t0)
 	out := make([]int64, 0, 10)
 	for _, h := range hits[:min(10, len(hits))] {

@@ -21,6 +21,7 @@ import (
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/internal/testenv"
 	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -250,25 +251,25 @@ func (e *evalEnv) runChannels(t *testing.T, qrels map[string]map[string]bool) *c
 	ctx := context.Background()
 	r := &channelRuns{lex: map[string][]store.LexHit{}, vec: map[string][]store.VecHit{},
 		tsrank: map[string][]store.LexHit{}, phrases: map[string][]string{}, latency: map[string][]time.Duration{}}
-	s := NewWithOptions(e.store, Options{Embedder: e.emb, KeywordSlots: 1})
+	eng := retrieve.New(e.store, retrieve.Options{Embedder: e.emb, KeywordSlots: 1})
 	ids := []int64{e.layer.ID}
 	for qid := range qrels {
 		q := e.data.queries[qid]
-		st := &state{s: s, req: Request{Query: q, TopK: evalDepth}}
-		params := st.modelParams(ctx)
+		run := eng.Query(retrieve.Query{Text: q, TopK: evalDepth})
+		params := run.Params(ctx)
 		t0 := time.Now()
-		lex, phrases, err := st.lexical(ctx, ids, evalDepth)
+		lex, err := run.Lexical(ctx, ids, evalDepth)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.latency["bm25"] = append(r.latency["bm25"], time.Since(t0))
-		r.lex[qid], r.phrases[qid] = lex, phrases
-		qv, err := st.queryVector(ctx)
-		if err != nil {
-			t.Fatal(err)
+		r.lex[qid], r.phrases[qid] = lex.Hits, lex.Terms
+		qv, eerr := run.QueryVector(ctx)
+		if eerr != nil {
+			t.Fatal(eerr)
 		}
 		t0 = time.Now()
-		vec, err := e.store.SearchVectors(ctx, store.VectorQuery{Model: st.model, Dims: len(qv), Vector: qv,
+		vec, err := e.store.SearchVectors(ctx, store.VectorQuery{Model: eng.Model(), Dims: len(qv), Vector: qv,
 			LayerIDs: ids, Limit: evalDepth, EFSearch: params.EFSearch})
 		if err != nil {
 			t.Fatal(err)
@@ -286,20 +287,21 @@ func (e *evalEnv) runChannels(t *testing.T, qrels map[string]map[string]bool) *c
 	return r
 }
 
-// runLexical runs only the lexical channel.
-func (e *evalEnv) runLexical(t *testing.T, qrels map[string]map[string]bool) *channelRuns {
+// runLexical runs only the lexical channel, with the parameters p (the
+// defaults with the comparison's overrides).
+func (e *evalEnv) runLexical(t *testing.T, qrels map[string]map[string]bool, p retrieve.Params) *channelRuns {
 	ctx := context.Background()
 	r := &channelRuns{lex: map[string][]store.LexHit{}, phrases: map[string][]string{}, latency: map[string][]time.Duration{}}
-	s := NewWithOptions(e.store, Options{KeywordSlots: 1})
+	eng := retrieve.New(e.store, retrieve.Options{})
 	for qid := range qrels {
-		st := &state{s: s, req: Request{Query: e.data.queries[qid], TopK: evalDepth}}
+		run := eng.Query(retrieve.Query{Text: e.data.queries[qid], TopK: evalDepth, Params: &p})
 		t0 := time.Now()
-		lex, phrases, err := st.lexical(ctx, []int64{e.layer.ID}, evalDepth)
+		lex, err := run.Lexical(ctx, []int64{e.layer.ID}, evalDepth)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.latency["bm25"] = append(r.latency["bm25"], time.Since(t0))
-		r.lex[qid], r.phrases[qid] = lex, phrases
+		r.lex[qid], r.phrases[qid] = lex.Hits, lex.Terms
 		if os.Getenv("STRATA_EVAL_SLOW") != "" && time.Since(t0) > 40*time.Millisecond {
 			fmt.Printf("slow %s: %q\n", time.Since(t0).Round(time.Millisecond), e.data.queries[qid])
 		}
@@ -337,13 +339,12 @@ func vecIDs(h []store.VecHit) []int64 {
 }
 
 // hybrid fuses one query's channel runs exactly as a search does, to depth.
-func (r *channelRuns) hybrid(qid string, p store.ModelParams, slots int) []int64 {
-	vec := aboveFloor(r.vec[qid], p.MinSimilarity)
-	cands := fuse(r.lex[qid], vec, r.phrases[qid], p)
-	top := applyKeywordSlots(cands, r.lex[qid], evalDepth, slots, true)
+func (r *channelRuns) hybrid(qid string, p retrieve.Params, slots int) []int64 {
+	p.KeywordSlots = slots
+	top := retrieve.Fuse(r.lex[qid], r.vec[qid], r.phrases[qid], p, evalDepth)
 	out := make([]int64, len(top))
 	for i, c := range top {
-		out[i] = c.id
+		out[i] = c.ChunkID
 	}
 	return out
 }
@@ -362,8 +363,9 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 func TestEvalSciFact(t *testing.T) {
 	e := setupEval(t)
 	ctx := context.Background()
-	st := &state{s: NewWithOptions(e.store, Options{Embedder: e.emb}), req: Request{}}
-	p := st.modelParams(ctx)
+	eng := retrieve.New(e.store, retrieve.Options{Embedder: e.emb})
+	p := eng.Query(retrieve.Query{}).Params(ctx)
+	d := retrieve.DefaultParams()
 	for _, split := range []struct {
 		name  string
 		qrels map[string]map[string]bool
@@ -374,12 +376,12 @@ func TestEvalSciFact(t *testing.T) {
 			s    scores
 		}{
 			{"ts_rank_cd (OR of lexemes)", e.score(split.qrels, func(q string) []int64 { return lexIDs(r.tsrank[q]) })},
-			{fmt.Sprintf("BM25 (k1 %.1f, b %.1f)", bm25K1, bm25B), e.score(split.qrels, func(q string) []int64 { return lexIDs(r.lex[q]) })},
-			{"vector (" + st.model + ")", e.score(split.qrels, func(q string) []int64 { return vecIDs(r.vec[q]) })},
+			{fmt.Sprintf("BM25 (k1 %.1f, b %.1f)", d.K1, d.B), e.score(split.qrels, func(q string) []int64 { return lexIDs(r.lex[q]) })},
+			{"vector (" + eng.Model() + ")", e.score(split.qrels, func(q string) []int64 { return vecIDs(r.vec[q]) })},
 			{fmt.Sprintf("hybrid (k %d, weights %.2f/%.2f, 1 slot)", p.RRFK, p.LexicalWeight, p.VectorWeight),
 				e.score(split.qrels, func(q string) []int64 { return r.hybrid(q, p, 1) })},
 			{"hybrid, equal weights, k 60", e.score(split.qrels, func(q string) []int64 {
-				return r.hybrid(q, store.ModelParams{RRFK: 60, LexicalWeight: 1, VectorWeight: 1}, 1)
+				return r.hybrid(q, retrieve.Params{RRFK: 60, LexicalWeight: 1, VectorWeight: 1}, 1)
 			})},
 		}
 		fmt.Printf("\nSciFact %s (%d queries)\n| run | nDCG@10 | R@100 |\n|---|---|---|\n", split.name, len(split.qrels))
@@ -410,28 +412,26 @@ func TestEvalTune(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		saved, savedBudget := pruneFraction, candidateBudget
-		pruneFraction = f
+		p := retrieve.DefaultParams()
+		p.PruneFraction = f
 		if b := os.Getenv("STRATA_EVAL_BUDGET"); b != "" {
-			if candidateBudget, err = strconv.ParseInt(b, 10, 64); err != nil {
+			if p.CandidateBudget, err = strconv.ParseInt(b, 10, 64); err != nil {
 				t.Fatal(err)
 			}
 		}
-		defer func() { pruneFraction, candidateBudget = saved, savedBudget }()
-		run := e.runLexical(t, qrels)
+		run := e.runLexical(t, qrels, p)
 		s := e.score(qrels, func(q string) []int64 { return lexIDs(run.lex[q]) })
-		fmt.Printf("BM25 pruning lexemes in more than %.0f%% of chunks, budget %d: %.4f / %.4f, p50 %s p95 %s\n", 100*f, candidateBudget, s.ndcg, s.recall,
+		fmt.Printf("BM25 pruning lexemes in more than %.0f%% of chunks, budget %d: %.4f / %.4f, p50 %s p95 %s\n", 100*f, p.CandidateBudget, s.ndcg, s.recall,
 			percentile(run.latency["bm25"], 0.5).Round(10*time.Microsecond), percentile(run.latency["bm25"], 0.95).Round(10*time.Microsecond))
 		return
 	}
 	if os.Getenv("STRATA_EVAL_IMPACT") == "1" {
 		// The impact-ordered path against scoring every GIN candidate, by
 		// the number of postings read per query lexeme.
-		saved := impactPerTerm
-		defer func() { impactPerTerm = saved }()
 		for _, m := range []int{0, 50, 100, 250, 500, 1000} {
-			impactPerTerm = m
-			run := e.runLexical(t, qrels)
+			p := retrieve.DefaultParams()
+			p.ImpactPerTerm = m
+			run := e.runLexical(t, qrels, p)
 			s := e.score(qrels, func(q string) []int64 { return lexIDs(run.lex[q]) })
 			fmt.Printf("BM25, postings per lexeme %d (0: every GIN candidate): %.4f / %.4f, p50 %s p95 %s\n", m, s.ndcg, s.recall,
 				percentile(run.latency["bm25"], 0.5).Round(10*time.Microsecond), percentile(run.latency["bm25"], 0.95).Round(10*time.Microsecond))
@@ -461,7 +461,7 @@ func TestEvalTune(t *testing.T) {
 			}
 		}
 		rows.Close()
-		run := e.runLexical(t, qrels)
+		run := e.runLexical(t, qrels, retrieve.DefaultParams())
 		idfs := map[string]map[string]float64{}
 		for qid := range qrels {
 			prep, err := e.store.PrepareLexical(ctx, e.data.queries[qid], nil, []int64{e.layer.ID})
@@ -494,13 +494,11 @@ func TestEvalTune(t *testing.T) {
 	}
 	if os.Getenv("STRATA_EVAL_BM25") == "1" {
 		// BM25's k1 and b, scored exactly (every GIN candidate).
-		sk, sb, sm := bm25K1, bm25B, impactPerTerm
-		defer func() { bm25K1, bm25B, impactPerTerm = sk, sb, sm }()
-		impactPerTerm = 0
 		for _, k1 := range []float64{0.6, 0.9, 1.2, 1.5} {
 			for _, b := range []float64{0.3, 0.4, 0.55, 0.75} {
-				bm25K1, bm25B = k1, b
-				run := e.runLexical(t, qrels)
+				p := retrieve.DefaultParams()
+				p.ImpactPerTerm, p.K1, p.B = 0, k1, b
+				run := e.runLexical(t, qrels, p)
 				s := e.score(qrels, func(q string) []int64 { return lexIDs(run.lex[q]) })
 				fmt.Printf("BM25 k1 %.2f b %.2f: %.4f / %.4f\n", k1, b, s.ndcg, s.recall)
 			}
@@ -512,8 +510,9 @@ func TestEvalTune(t *testing.T) {
 			first bool
 			boost float64
 		}{{true, 0}, {false, 0}, {false, 0.25}, {false, 0.5}, {false, 1}, {false, 2}} {
-			exactFirst, phraseBoost = v.first, v.boost
-			run := e.runLexical(t, qrels)
+			p := retrieve.DefaultParams()
+			p.ExactFirst, p.PhraseBoost = v.first, v.boost
+			run := e.runLexical(t, qrels, p)
 			s := e.score(qrels, func(q string) []int64 { return lexIDs(run.lex[q]) })
 			fmt.Printf("BM25, exact terms first %v, phrase boost %.2f x idf: %.4f / %.4f\n", v.first, v.boost, s.ndcg, s.recall)
 		}
@@ -527,10 +526,9 @@ func TestEvalTune(t *testing.T) {
 	{
 		// The same without candidate pruning (STRATA_EVAL_LEXICAL=1
 		// compares the treatments of exact terms).
-		saved := pruneMinChunks
-		pruneMinChunks = math.MaxInt64
-		unpruned := e.runLexical(t, qrels)
-		pruneMinChunks = saved
+		p := retrieve.DefaultParams()
+		p.PruneMinChunks = math.MaxInt64
+		unpruned := e.runLexical(t, qrels, p)
 		s := e.score(qrels, func(q string) []int64 { return lexIDs(unpruned.lex[q]) })
 		fmt.Printf("BM25 without pruning: %.4f / %.4f, p50 %s p95 %s\n", s.ndcg, s.recall,
 			percentile(unpruned.latency["bm25"], 0.5).Round(10*time.Microsecond), percentile(unpruned.latency["bm25"], 0.95).Round(10*time.Microsecond))
@@ -544,7 +542,7 @@ func TestEvalTune(t *testing.T) {
 	for _, k := range []int{5, 10, 20, 40, 60} {
 		for _, wv := range []float64{0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 1} {
 			for _, floor := range []float64{0, 0.2, 0.3} {
-				p := store.ModelParams{RRFK: k, LexicalWeight: 1, VectorWeight: wv, MinSimilarity: floor}
+				p := retrieve.Params{RRFK: k, LexicalWeight: 1, VectorWeight: wv, MinSimilarity: floor}
 				s := e.score(qrels, func(q string) []int64 { return r.hybrid(q, p, 1) })
 				if s.ndcg > bestS.ndcg {
 					best, bestS = cfg{k, wv, floor}, s
@@ -566,7 +564,7 @@ func TestEvalTune(t *testing.T) {
 		if len(vec) == 0 {
 			continue
 		}
-		top := e.docs(r.hybrid(qid, store.ModelParams{RRFK: best.k, LexicalWeight: 1, VectorWeight: best.wv}, 1))
+		top := e.docs(r.hybrid(qid, retrieve.Params{RRFK: best.k, LexicalWeight: 1, VectorWeight: best.wv}, 1))
 		ok := 0.0
 		if len(top) > 0 && qrels[qid][top[0]] {
 			ok = 1

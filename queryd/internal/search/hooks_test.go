@@ -11,6 +11,7 @@ import (
 // TestMetricHooks checks what queryd's metrics are fed: each channel's time
 // on a search, and a cache hit on the identical search that follows.
 func TestMetricHooks(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.ingest(t, jobs.Layer{Name: "hooks"}, map[string]string{
 		"boiler.md": "# Boiler\n\nThe boiler is serviced every October by the facilities team.\n",

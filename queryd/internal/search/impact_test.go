@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -31,6 +32,7 @@ func postingsDrift(t *testing.T, f *fixture) int {
 // lexeme through ingest, edit, delete and layer removal, and the SQL impact
 // is queryd's BM25 term weight.
 func TestPostingsFollowChunks(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	f.ingest(t, jobs.Layer{Name: "handbook"}, handbook)
@@ -74,9 +76,10 @@ func TestPostingsFollowChunks(t *testing.T) {
 			t.Fatal(err)
 		}
 		tf := float64(c.tf)
-		want := tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(c.len)/math.Max(c.avg, 1)))
+		d := retrieve.DefaultParams()
+		want := tf * (d.K1 + 1) / (tf + d.K1*(1-d.B+d.B*float64(c.len)/math.Max(c.avg, 1)))
 		if math.Abs(got-want) > 1e-5*want {
-			t.Errorf("postings_impact(%d, %d, %g) = %g, queryd computes %g: k1/b in migration 0006 and run.go differ",
+			t.Errorf("postings_impact(%d, %d, %g) = %g, queryd computes %g: k1/b in migration 0006 and retrieve.DefaultParams differ",
 				c.tf, c.len, c.avg, got, want)
 		}
 	}
@@ -105,6 +108,7 @@ func TestPostingsFollowChunks(t *testing.T) {
 // scores; with short lists, an exact term made of common words is still
 // found through the GIN index.
 func TestImpactPathMatchesExact(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	docs := map[string]string{}
@@ -140,23 +144,25 @@ func TestImpactPathMatchesExact(t *testing.T) {
 		}
 		both = append(both, l.ID)
 	}
+	eng := retrieve.New(st, retrieve.Options{})
+	p := retrieve.DefaultParams()
 	run := func(q string, ids []int64) []store.LexHit {
 		t.Helper()
-		s := &state{s: New(st), req: Request{Query: q}}
-		hits, _, err := s.lexical(ctx, ids, 10)
+		params := p
+		lex, err := eng.Query(retrieve.Query{Text: q, Params: &params}).Lexical(ctx, ids, 10)
 		if err != nil {
 			t.Fatalf("lexical %q: %v", q, err)
 		}
-		return hits
+		return lex.Hits
 	}
 	// sameAsExact runs q on the GIN path and on the postings path with lists
 	// of 1,000, fails unless both rank the same chunks with the same scores,
 	// and returns the postings path's hits.
 	sameAsExact := func(q, label string, ids []int64) []store.LexHit {
 		t.Helper()
-		impactPerTerm = 0
+		p.ImpactPerTerm = 0
 		exact := run(q, ids)
-		impactPerTerm = 1000
+		p.ImpactPerTerm = 1000
 		impact := run(q, ids)
 		if len(exact) == 0 || len(impact) != len(exact) {
 			t.Fatalf("%q%s: exact path %d hits, impact path %d", q, label, len(exact), len(impact))
@@ -168,8 +174,6 @@ func TestImpactPathMatchesExact(t *testing.T) {
 		}
 		return impact
 	}
-	saved := impactPerTerm
-	defer func() { impactPerTerm = saved }()
 	for _, q := range []string{"leave rule for staff", "payroll review every weeks", "backup and security notes in region 3",
 		"which contract notice", "PEP 8 style"} {
 		sameAsExact(q, "", ids)
@@ -195,9 +199,8 @@ func TestImpactPathMatchesExact(t *testing.T) {
 	// Lists of two postings: neither 'pep' nor '8' reaches style.md by
 	// impact (the pep pages hold both words three times), so only the
 	// phrase lookup can bring it in.
-	impactPerTerm = 2
-	savedLimit := impactPhraseLimit
-	defer func() { impactPhraseLimit = savedLimit }()
+	p.ImpactPerTerm = 2
+	savedLimit := p.ImpactPhraseLimit
 	var styleChunk int64
 	if err := f.pool.QueryRow(ctx, `SELECT c.id FROM strata.chunks c JOIN strata.documents d ON d.id = c.document_id
 		WHERE d.path = 'style.md' AND c.text LIKE '%PEP 8%'`).Scan(&styleChunk); err != nil {
@@ -211,11 +214,11 @@ func TestImpactPathMatchesExact(t *testing.T) {
 		}
 		return false, false
 	}
-	impactPhraseLimit = 0
+	p.ImpactPhraseLimit = 0
 	if ok, _ := found(); ok {
 		t.Fatalf("with no phrase lookup style.md should be out of reach of two-posting lists; the test proves nothing")
 	}
-	impactPhraseLimit = savedLimit
+	p.ImpactPhraseLimit = savedLimit
 	if ok, exact := found(); !ok || !exact {
 		t.Fatalf("PEP 8 as written not found through the phrase lookup (found %v, exact %v)", ok, exact)
 	}
@@ -228,6 +231,7 @@ func TestImpactPathMatchesExact(t *testing.T) {
 // stays on the postings path; one that leaves fewer than the depth sends
 // the search to the GIN path. Either way the ranking is the exact one.
 func TestImpactPathWithFilter(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	docs := map[string]string{}
@@ -246,19 +250,20 @@ func TestImpactPathWithFilter(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := []int64{layers[0].ID}
-	saved := impactPerTerm
-	defer func() { impactPerTerm = saved }()
+	eng := retrieve.New(st, retrieve.Options{})
+	saved := retrieve.DefaultParams().ImpactPerTerm
 	for _, c := range []struct {
 		team, path string
 	}{{"ops", "postings:"}, {"hr", "gin:"}} {
 		run := func(m int) ([]store.LexHit, string) {
-			impactPerTerm = m
-			s := &state{s: New(st), req: Request{Query: "payroll backup logs", MetadataFilter: map[string]string{"team": c.team}}}
-			hits, _, err := s.lexical(ctx, ids, 10)
+			p := retrieve.DefaultParams()
+			p.ImpactPerTerm = m
+			lex, err := eng.Query(retrieve.Query{Text: "payroll backup logs", Filter: map[string]string{"team": c.team},
+				Params: &p}).Lexical(ctx, ids, 10)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return hits, s.lexPath
+			return lex.Hits, describePath(lex.Path)
 		}
 		exact, _ := run(0)
 		got, path := run(saved)

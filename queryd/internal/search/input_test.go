@@ -20,6 +20,7 @@ import (
 )
 
 func TestBadInputAndCache(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.ingest(t, jobs.Layer{Name: "handbook"}, handbook)
 	f.open(t)
@@ -113,6 +114,7 @@ func TestBadInputAndCache(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, want string }{
 		{`embed texts 1-1 of 1 with m: Post "https://user:pw@api.example.com/v1/embeddings?key=abc": dial tcp: i/o timeout`,
 			`embed texts 1-1 of 1 with m: Post "https://***@api.example.com/v1/embeddings?***": dial tcp: i/o timeout`},
@@ -128,6 +130,7 @@ func TestRedact(t *testing.T) {
 // The issue: with PostgreSQL gone, searches said "unavailable: read data
 // version" or "unavailable: lexical search".
 func TestUnreachableDatabaseSaysSo(t *testing.T) {
+	t.Parallel()
 	base := dbtest.URL(t)
 	dbURL := dbtest.NewDatabase(t)
 	ctx := context.Background()

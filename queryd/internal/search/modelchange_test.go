@@ -33,6 +33,7 @@ func (s slowEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, e
 // a query of one model with vectors of another), and then uses the new
 // vectors.
 func TestModelChangeReembedsInTheBackground(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	files := map[string]string{}
 	for i := range 24 {

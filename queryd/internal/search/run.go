@@ -2,320 +2,124 @@ package search
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
-	"time"
 
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
+	"github.com/stratakb/stratakb/queryd/internal/route"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
-// BM25 parameters: k1 1.2, b 0.4, the best of a grid on SciFact's train
-// queries (docs/retrieval.md).
-// Variables so that the evaluation can compare; strata.postings_impact
-// (migration 0006) uses the same values, and a test checks they agree.
-var (
-	bm25K1 = 1.2
-	bm25B  = 0.4
-)
-
-const (
-	// defaultDepth is how many candidates each channel hands to fusion.
-	defaultDepth = 50
-)
-
-// pruneFraction: with more than pruneMinChunks chunks, lexemes in more
-// than this share of them (5%) still score but do not select candidates (a chunk
-// holding none of the query's rarer words cannot reach the top). Variables
-// so that the evaluation can compare.
-var (
-	pruneFraction        = 0.05
-	pruneMinChunks int64 = 1000
-)
-
-// Defaults for a model without measured parameters: plain RRF and the
-// spec's provisional cosine marks.
-var defaultParams = store.ModelParams{RRFK: 60, LexicalWeight: 1, VectorWeight: 1, EFSearch: 100,
-	ConfidenceHigh: 0.6, ConfidenceMedium: 0.45, MinSimilarity: 0.25}
-
-// state holds what one Search computes once and reuses when routing falls
-// back to all layers: the query vector, the parsed references, the
-// parameters.
+// state is one strata_search call: the engine's run (which embeds the
+// query and reads the parameters once, also when routing falls back to all
+// layers) and the request.
 type state struct {
-	s    *Searcher
-	req  Request
-	memo *memoVersion // nil: read everything
-	// depth overrides defaultDepth (the evaluation asks for 100).
-	depth int
-	// channels restricts the channels (the evaluation runs each alone).
-	noVector, noLexical bool
-
-	// lexPath says how the last lexical search chose its candidates.
-	lexPath string
-
-	vecDone bool
-	vec     []float32
-	vecErr  error
-
-	paramsDone bool
-	params     store.ModelParams
-	model      string
+	s   *Searcher
+	req Request
+	q   *retrieve.Run
+	// warned and paramsWarned are set once the degraded embedding, and a
+	// failure to read the model's parameters, have been logged.
+	warned, paramsWarned bool
 }
 
-type candidate struct {
-	id         int64
-	lex, vec   *ChannelHit
-	fused      float64
-	exactTerms []string
-	placement  string
-	fusedRank  int
-}
-
-// runOutcome is what one pass over a set of layers produced, before it is
-// turned into a response.
+// runOutcome is what one pass over a set of layers produced, turned into a
+// response.
 type runOutcome struct {
 	resp          *Response
 	simAvailable  bool
 	nonExactCount int
 }
 
-func (st *state) queryVector(ctx context.Context) ([]float32, error) {
-	if st.vecDone {
-		return st.vec, st.vecErr
-	}
-	st.vecDone = true
-	e := st.s.opt.Embedder
-	if e == nil {
-		if lerr := st.s.opt.EmbedderError; lerr != nil {
-			st.vecErr = fmt.Errorf("the embedding model failed to load (%s)", redact(lerr.Error()))
-		} else {
-			st.vecErr = fmt.Errorf("no embedding model is configured")
-		}
-		return nil, st.vecErr
-	}
-	vs, err := e.Embed(ctx, []string{st.req.Query})
-	switch {
-	case err != nil:
-		st.vecErr = fmt.Errorf("embedding model %s failed: %s", e.Model().Name, redact(err.Error()))
-	case len(vs) != 1 || len(vs[0]) == 0:
-		st.vecErr = fmt.Errorf("embedding model %s returned no vector", e.Model().Name)
-	default:
-		st.vec = vs[0]
-	}
-	if st.vecErr != nil {
-		st.s.logger.Warn("search_degraded", "reason", st.vecErr.Error())
-	}
-	return st.vec, st.vecErr
-}
-
-func (st *state) modelParams(ctx context.Context) store.ModelParams {
-	if st.paramsDone {
-		return st.params
-	}
-	st.paramsDone = true
-	st.params = defaultParams
-	if e := st.s.opt.Embedder; e != nil {
-		st.model = e.Model().Name
-		p, ok, err := st.memo.getParams(ctx, st.s.store, st.model)
-		if err != nil {
-			st.s.logger.Warn("search_params", "model", st.model, "err", err.Error())
-		} else if ok {
-			st.params = p
-		}
-	}
-	return st.params
-}
-
-// run searches the layers. routed, when set, holds the layers routing had
-// chosen: results from any other layer are marked.
-func (st *state) run(ctx context.Context, layers []store.Layer, routed map[int64]bool) (*Response, error) {
-	o, err := st.pass(ctx, layers, routed)
+// run searches the layers. d, when routed, is the routing decision whose
+// fallback this is: results from layers it had not chosen are marked.
+func (st *state) run(ctx context.Context, layers []store.Layer, d *route.Decision) (*Response, error) {
+	o, err := st.pass(ctx, layers, d)
 	if err != nil {
 		return nil, err
 	}
 	return o.resp, nil
 }
 
-func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int64]bool) (*runOutcome, error) {
+func (st *state) pass(ctx context.Context, layers []store.Layer, d *route.Decision) (*runOutcome, error) {
 	req := st.req
-	ids := layerIDs(layers)
-	params := st.modelParams(ctx)
-	depth := st.depth
-	if depth == 0 {
-		depth = max(defaultDepth, 4*req.TopK)
+	out, err := st.q.Search(ctx, layers)
+	if err != nil {
+		var se *retrieve.StoreError
+		if errors.As(err, &se) {
+			return nil, dbError(ctx, se.Err, se.Op)
+		}
+		return nil, err
 	}
+	if perr := st.q.ParamsError(); perr != nil && !st.paramsWarned {
+		st.paramsWarned = true
+		st.s.logger.Warn("search_params", "model", out.Model, "err", perr.Error())
+	}
+	params := out.Params
 	resp := &Response{Status: "ok", Query: req.Query, SearchedLayers: layerNames(layers), Results: []Result{},
 		Basis: "similarity"}
-	ex := &Explain{KeywordSlots: st.s.opt.KeywordSlots}
-	var degraded []string
-	var notes []string
-
-	// Exact sections.
-	exact, exactNote, refsSeen, err := st.exactSections(ctx, ids)
-	if err != nil {
-		return nil, dbError(ctx, err, "look up the sections the query names")
+	ex := &Explain{KeywordSlots: params.KeywordSlots, References: out.Exact.References}
+	var degraded, notes []string
+	if n := exactNote(out, len(req.Layers) == 0); n != "" {
+		notes = append(notes, n)
 	}
-	ex.References = refsSeen
-	if exactNote != "" {
-		notes = append(notes, exactNote)
-	}
-
-	// The vector channel (embedding the query, then the HNSW scan) runs
-	// while the lexical channel runs: they use different connections.
-	type vecOut struct {
-		hits     []store.VecHit
-		qv       []float32
-		ran      bool
-		degraded []string
-		err      error
-	}
-	vecDone := make(chan vecOut, 1)
-	go func() {
-		var o vecOut
-		began := time.Now()
-		defer func() {
-			if o.ran && st.s.opt.OnChannel != nil {
-				st.s.opt.OnChannel("vector", time.Since(began))
-			}
-			vecDone <- o
-		}()
-		if st.noVector {
-			return
-		}
-		qv, err := st.queryVector(ctx)
-		if err != nil {
-			o.degraded = append(o.degraded, err.Error()+": results come from the lexical channel only")
-			return
-		}
-		o.qv = qv
-		complete, err := st.memo.getComplete(ctx, st.s.store, st.model, ids)
-		if err != nil {
-			o.err = dbError(ctx, err, "read which layers have vectors")
-			return
-		}
-		if missing := missingLayers(layers, complete); len(missing) > 0 {
-			o.degraded = append(o.degraded, fmt.Sprintf("layers without complete %s vectors, searched by their words only: %s",
-				st.model, strings.Join(missing, ", ")))
-		}
-		if len(complete) == 0 {
-			return
-		}
-		hits, err := st.s.store.SearchVectors(ctx, store.VectorQuery{Model: st.model, Dims: len(qv), Vector: qv,
-			LayerIDs: complete, Filter: req.MetadataFilter, Limit: depth, EFSearch: params.EFSearch})
-		if err != nil {
-			o.err = dbError(ctx, err, "run the vector search")
-			return
-		}
-		o.hits, o.ran = aboveFloor(hits, params.MinSimilarity), true
-	}()
-
-	// Lexical channel.
-	var lex []store.LexHit
-	var phrases []string
-	var lexErr error
-	if !st.noLexical {
-		began := time.Now()
-		lex, phrases, lexErr = st.lexical(ctx, ids, depth)
-		if lexErr == nil && st.s.opt.OnChannel != nil {
-			st.s.opt.OnChannel("lexical", time.Since(began))
-		}
+	if out.LexicalRan {
 		ex.Channels = append(ex.Channels, "lexical")
-		ex.ExactTerms = phrases
-		ex.LexicalCandidates = st.lexPath
+		ex.ExactTerms = out.ExactTerms
+		ex.LexicalCandidates = describePath(out.Lexical)
 	}
-	vo := <-vecDone
-	if lexErr != nil {
-		return nil, dbError(ctx, lexErr, "run the full-text search")
+	if e := out.EmbedError; e != nil {
+		reason := embedReason(e)
+		if !st.warned {
+			st.warned = true
+			st.s.logger.Warn("search_degraded", "reason", reason)
+		}
+		degraded = append(degraded, reason+": results come from the lexical channel only")
 	}
-	if vo.err != nil {
-		return nil, vo.err
+	if len(out.MissingVectors) > 0 {
+		degraded = append(degraded, fmt.Sprintf("layers without complete %s vectors, searched by their words only: %s",
+			out.Model, strings.Join(out.MissingVectors, ", ")))
 	}
-	vec, qv, vectorRan := vo.hits, vo.qv, vo.ran
-	degraded = append(degraded, vo.degraded...)
-	if vectorRan {
+	if out.VectorRan {
 		ex.Channels = append(ex.Channels, "vector")
-		ex.Model, ex.EFSearch = st.model, params.EFSearch
+		ex.Model, ex.EFSearch = out.Model, params.EFSearch
 	}
 	ex.RRFK, ex.LexicalWeight, ex.VectorWeight = params.RRFK, params.LexicalWeight, params.VectorWeight
 	ex.MinSimilarity = params.MinSimilarity
 
-	// Fusion.
-	cands := fuse(lex, vec, phrases, params)
-	cands = dropInsideExact(ctx, st.s.store, cands, exact)
-	top := applyKeywordSlots(cands, lex, req.TopK, st.s.opt.KeywordSlots, vectorRan)
-
-	// Results.
-	idsWanted := make([]int64, len(top))
-	for i, c := range top {
-		idsWanted[i] = c.id
-	}
-	hits, err := st.s.store.Chunks(ctx, idsWanted)
-	if err != nil {
-		return nil, dbError(ctx, err, "read the passages found")
-	}
-	sims := map[int64]float64{}
-	for _, v := range vec {
-		sims[v.ChunkID] = v.Similarity
-	}
-	if qv != nil {
-		var need []int64
-		for _, c := range top {
-			if _, ok := sims[c.id]; !ok {
-				need = append(need, c.id)
-			}
-		}
-		more, err := st.s.store.Similarities(ctx, st.model, qv, need)
-		if err != nil {
-			return nil, dbError(ctx, err, "compute similarities")
-		}
-		for id, v := range more {
-			sims[id] = v
-		}
-		for i := range exact {
-			if exact[i].docID == 0 {
-				continue
-			}
-			v, err := st.s.store.SpanSimilarity(ctx, st.model, qv, exact[i].docID, exact[i].start, exact[i].end)
-			if err != nil {
-				return nil, dbError(ctx, err, "compute similarities")
-			}
-			exact[i].Similarity = v
-		}
-	}
-	best := 0.0
-	for _, c := range top {
-		best = math.Max(best, c.fused)
-	}
-	for _, e := range exact {
-		r := e.Result
-		r.Score = 1
-		r.Similarity = round(r.Similarity)
+	for _, s := range out.Sections {
+		r := Result{Ref: s.Ref(), Layer: s.Layer, File: s.File, Page: s.Page,
+			Lines: fmt.Sprintf("%d-%d", s.LineStart, s.LineEnd), ClausePath: s.ClausePath, Text: s.Text,
+			Match: "exact", Cut: s.Cut, Score: 1, Similarity: round(s.Similarity)}
 		if req.Explain {
-			r.Explain = e.explain
+			r.Explain = &ResultExplain{Placement: "exact_match",
+				Reason: fmt.Sprintf("the query names %q, which is section %s of this file (key %s); exact sections come first",
+					s.Reference, s.ClausePath, s.Key)}
 		}
 		resp.Results = append(resp.Results, r)
 	}
-	for _, c := range top {
-		h, ok := hits[c.id]
-		if !ok {
-			continue // deleted since the channels ran
-		}
-		r := Result{ChunkID: h.ChunkID, Ref: h.Ref(), Layer: h.Layer, File: h.File, Page: h.Page,
-			Lines: fmt.Sprintf("%d-%d", h.LineStart, h.LineEnd), ClausePath: h.ClausePath, Text: h.Text,
-			Similarity: round(sims[c.id])}
+	best := 0.0
+	for _, c := range out.Candidates {
+		best = math.Max(best, c.Fused)
+	}
+	for _, c := range out.Candidates {
+		r := Result{ChunkID: c.ChunkID, Ref: c.Ref(), Layer: c.Layer, File: c.File, Page: c.Page,
+			Lines: fmt.Sprintf("%d-%d", c.LineStart, c.LineEnd), ClausePath: c.ClausePath, Text: c.Text,
+			Similarity: round(c.Similarity)}
 		if best > 0 {
-			r.Score = round(c.fused / best)
+			r.Score = round(c.Fused / best)
 		}
 		if req.Explain {
 			r.Explain = explainOf(c)
 		}
 		resp.Results = append(resp.Results, r)
 	}
-	if routed != nil {
+	if d != nil {
 		inRouted := map[string]bool{}
 		for _, l := range layers {
-			if routed[l.ID] {
+			if d.InRouted(l.ID) {
 				inRouted[l.Name] = true
 			}
 		}
@@ -324,11 +128,9 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 		}
 	}
 
-	// Confidence on the similarity basis.
-	simAvailable := qv != nil && vectorRan
-	judge(resp, params, simAvailable)
+	judge(resp, params, out.SimilarityAvailable)
 
-	nonExact := len(resp.Results) - len(exact)
+	nonExact := len(resp.Results) - len(out.Sections)
 	if len(req.MetadataFilter) > 0 && nonExact < req.TopK {
 		notes = append(notes, fmt.Sprintf("Only %d passages match metadata_filter %s; the filter was not relaxed to fill top_k %d.",
 			nonExact, describeFilter(req.MetadataFilter), req.TopK))
@@ -341,35 +143,106 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, routed map[int6
 	if req.Explain {
 		resp.Explain = ex
 	}
-	return &runOutcome{resp: resp, simAvailable: simAvailable, nonExactCount: nonExact}, nil
+	return &runOutcome{resp: resp, simAvailable: out.SimilarityAvailable, nonExactCount: nonExact}, nil
 }
 
-// aboveFloor keeps the vector hits at or above the model's similarity
-// floor: the nearest neighbours of an unrelated query are not matches.
-func aboveFloor(hits []store.VecHit, floor float64) []store.VecHit {
-	out := hits[:0:0]
-	for _, h := range hits {
-		if h.Similarity >= floor {
-			out = append(out, h)
-		}
+// embedReason says in words, redacted, why the query had no vector.
+func embedReason(e *retrieve.EmbedError) string {
+	switch e.Kind {
+	case retrieve.LoadFailed:
+		return fmt.Sprintf("the embedding model failed to load (%s)", redact(e.Err.Error()))
+	case retrieve.Failed:
+		return fmt.Sprintf("embedding model %s failed: %s", e.Model, redact(e.Err.Error()))
+	case retrieve.NoVector:
+		return fmt.Sprintf("embedding model %s returned no vector", e.Model)
 	}
-	return out
+	return "no embedding model is configured"
 }
 
-func missingLayers(layers []store.Layer, complete []int64) []string {
-	have := map[int64]bool{}
-	for _, id := range complete {
-		have[id] = true
+// describePath is explain's lexical_candidates.
+func describePath(p retrieve.LexicalPath) string {
+	switch {
+	case p.Kind == "postings":
+		return fmt.Sprintf("postings: the best %d per query word and layer by BM25 impact; the %d best sums scored exactly",
+			p.PerTerm, p.Candidates)
+	case p.Kind == "gin" && p.FellBack:
+		return fmt.Sprintf("gin: the metadata_filter left %d of the postings' candidates, fewer than %d; "+
+			"every chunk holding one of the query's rarer words scored exactly", p.FilterLeft, p.Depth)
+	case p.Kind == "gin":
+		return "gin: every chunk holding one of the query's rarer words scored exactly"
 	}
-	var out []string
-	for _, l := range layers {
-		if !have[l.ID] {
-			out = append(out, l.Name)
+	return ""
+}
+
+// exactNote is the note on the exact sections: more matched than are
+// returned, references not looked up, sections cut.
+func exactNote(out *retrieve.Outcome, noLayersNamed bool) string {
+	lk := out.Exact
+	var notes []string
+	if extra := lk.Found - len(out.Sections); extra > 0 || lk.LimitHit {
+		switch {
+		case lk.LimitHit && extra > 0:
+			notes = append(notes, fmt.Sprintf("At least %d more sections match the references and were not returned (at most %d are).", extra, retrieve.MaxExactResults))
+		case extra > 0:
+			notes = append(notes, fmt.Sprintf("%d more sections match the references and were not returned (at most %d are).", extra, retrieve.MaxExactResults))
+		default:
+			notes = append(notes, fmt.Sprintf("More sections may match: the lookup stopped at %d candidate sections.", retrieve.MaxCandidates))
+		}
+		if lk.LookedUp > 1 {
+			notes = append(notes, "Ask about fewer clauses at a time.")
+		}
+		if noLayersNamed {
+			notes = append(notes, "Naming a layer narrows the lookup.")
 		}
 	}
-	sort.Strings(out)
-	return out
+	if len(lk.Skipped) > 0 {
+		notes = append(notes, fmt.Sprintf("Only the first %d references were looked up; not looked up: %s.",
+			retrieve.MaxReferences, strings.Join(lk.Skipped, ", ")))
+	}
+	for _, s := range out.Sections {
+		if s.Cut {
+			notes = append(notes, fmt.Sprintf("%s in %s was cut: read the whole section in the file.", s.ClausePath, s.File))
+		}
+	}
+	return strings.Join(notes, " ")
 }
+
+func explainOf(c retrieve.Candidate) *ResultExplain {
+	e := &ResultExplain{Lexical: channelHit(c.Lexical), Vector: channelHit(c.Vector), Fused: round6(c.Fused),
+		Placement: string(c.Placement), ExactTerms: c.ExactTerms}
+	switch c.Placement {
+	case retrieve.PlacedBySlot:
+		e.Reason = "one of the best full-text matches: it keeps one of the HYBRID_KEYWORD_SLOTS places although fusion ranked it lower"
+	case retrieve.PlacedLexicalOnly:
+		e.Reason = "ranked by BM25 alone: the vector channel did not run"
+	default:
+		var found []string
+		if c.Lexical != nil {
+			found = append(found, "lexical")
+		}
+		if c.Vector != nil {
+			found = append(found, "vector")
+		}
+		e.Reason = "placed by reciprocal rank fusion of the " + strings.Join(found, " and ") + " channel"
+		if len(found) > 1 {
+			e.Reason += "s"
+		}
+	}
+	if len(c.ExactTerms) > 0 {
+		e.Reason += "; holds " + strings.Join(c.ExactTerms, ", ") + " as written"
+	}
+	e.FusedRank = c.FusedRank
+	return e
+}
+
+func channelHit(h *retrieve.ChannelHit) *ChannelHit {
+	if h == nil {
+		return nil
+	}
+	return &ChannelHit{Rank: h.Rank, Score: round(h.Score)}
+}
+
+func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 func describeFilter(f map[string]string) string {
 	keys := make([]string, 0, len(f))
@@ -387,7 +260,7 @@ func describeFilter(f map[string]string) string {
 // judge sets the confidence level from the results' similarities: high when
 // the best reaches the high mark and three or more reach the medium mark,
 // medium when the best reaches the medium mark, else low with a warning.
-func judge(resp *Response, p store.ModelParams, simAvailable bool) {
+func judge(resp *Response, p retrieve.Params, simAvailable bool) {
 	best, atMedium := 0.0, 0
 	for _, r := range resp.Results {
 		best = math.Max(best, r.Similarity)

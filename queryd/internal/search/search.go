@@ -1,15 +1,8 @@
-// Package search is queryd's retrieval: strata_search's arguments, checks
-// and response, over the read-only store.
-//
-// One search runs up to three channels over the layers it searches: exact
-// sections (the clauses and sections the query names, looked up in the
-// structure map), a lexical channel (Okapi BM25 over PostgreSQL's english
-// lexemes, with terms such as pacs.008 or PEP 8 matched as written) and a
-// vector channel (pgvector HNSW over the layer's vectors of the configured
-// embedding model). The lexical and vector rankings are merged by weighted
-// reciprocal rank fusion with weights measured per model, the best lexical
-// matches keep HYBRID_KEYWORD_SLOTS places, and exact sections come first.
-// docs/retrieval.md gives the measurements behind every default.
+// Package search is strata_search: its arguments and their checks, the
+// result cache, and the response built from the retrieval engine's
+// candidates (package retrieve) and the routing decision (package route):
+// rounded scores, confidence, notes, degraded reasons and explain.
+// docs/architecture.md shows where it sits in queryd.
 package search
 
 import (
@@ -26,6 +19,7 @@ import (
 
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -172,6 +166,9 @@ type Options struct {
 	// queryd feeds its Prometheus metrics from them.
 	OnCacheHit func()
 	OnChannel  func(channel string, d time.Duration)
+	// Tune, when set, overrides the retrieval parameters after the defaults
+	// and the model's measured values (benchmarks comparing settings).
+	Tune func(*retrieve.Params)
 }
 
 // DefaultOptions returns the defaults: no embedder, one keyword slot, a
@@ -196,20 +193,19 @@ func KeywordSlotsFromEnv(getenv func(string) string) (int, error) {
 
 // Searcher answers strata_search. It is safe for concurrent use.
 type Searcher struct {
-	store  *store.Store
+	engine *retrieve.Engine
 	opt    Options
 	cache  *cache
-	memo   memo
 	logger *slog.Logger
 }
 
-// New returns a Searcher over the store with the default options: the
-// lexical channel only (no embedder), which its responses report as
-// degraded.
-func New(st *store.Store) *Searcher { return NewWithOptions(st, DefaultOptions()) }
+// New returns a Searcher over the corpus (a *store.Store) with the default
+// options: the lexical channel only (no embedder), which its responses
+// report as degraded.
+func New(st retrieve.Corpus) *Searcher { return NewWithOptions(st, DefaultOptions()) }
 
-// NewWithOptions returns a Searcher over the store.
-func NewWithOptions(st *store.Store, opt Options) *Searcher {
+// NewWithOptions returns a Searcher over the corpus (a *store.Store).
+func NewWithOptions(st retrieve.Corpus, opt Options) *Searcher {
 	if opt.KeywordSlots < 0 {
 		opt.KeywordSlots = 0
 	}
@@ -217,7 +213,9 @@ func NewWithOptions(st *store.Store, opt Options) *Searcher {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	return &Searcher{store: st, opt: opt, cache: newCache(opt.CacheEntries), logger: lg}
+	eng := retrieve.New(st, retrieve.Options{Embedder: opt.Embedder, EmbedderError: opt.EmbedderError,
+		KeywordSlots: opt.KeywordSlots, OnChannel: opt.OnChannel, Tune: opt.Tune})
+	return &Searcher{engine: eng, opt: opt, cache: newCache(opt.CacheEntries), logger: lg}
 }
 
 // Validate checks and normalises the arguments; errors name the argument.
@@ -288,12 +286,12 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	version, err := s.store.Version(ctx)
+	snap, err := s.engine.Snapshot(ctx)
 	if err != nil {
 		return nil, dbError(ctx, err, "read the data version")
 	}
-	mv := s.memo.at(version)
-	layers, err := mv.getLayers(ctx, s.store)
+	version := snap.Version
+	layers, err := snap.Layers(ctx)
 	if err != nil {
 		return nil, dbError(ctx, err, "list the layers")
 	}
@@ -332,7 +330,8 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 		return resp, nil
 	}
 
-	st := &state{s: s, req: req, memo: mv}
+	st := &state{s: s, req: req,
+		q: snap.Query(retrieve.Query{Text: req.Query, TopK: req.TopK, Filter: req.MetadataFilter})}
 	var resp *Response
 	switch {
 	case len(named) > 0:
@@ -358,13 +357,5 @@ func layerNames(ls []store.Layer) []string {
 		out[i] = l.Name
 	}
 	sort.Strings(out)
-	return out
-}
-
-func layerIDs(ls []store.Layer) []int64 {
-	out := make([]int64, len(ls))
-	for i, l := range ls {
-		out[i] = l.ID
-	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/jobs"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -68,6 +69,7 @@ var zoo = map[string]string{
 }
 
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.ingest(t, jobs.Layer{Name: "contracts", RoutingPatterns: []string{"agreement", `/\bnda\b/`}}, contracts)
 	f.ingest(t, jobs.Layer{Name: "payments", RoutingPatterns: []string{"pacs", `/\bAC[0-9]{2}\b/`}}, payments)
@@ -115,8 +117,8 @@ func TestSearch(t *testing.T) {
 			t.Fatalf("want clause 9.1 first and cut, got %+v", resp.Results)
 		}
 		r := resp.Results[0]
-		if len(r.Text) > exactTextLimit || strings.HasSuffix(r.Text, " ") {
-			t.Errorf("cut text is %d bytes (limit %d) or ends in a space", len(r.Text), exactTextLimit)
+		if len(r.Text) > retrieve.ExactTextLimit || strings.HasSuffix(r.Text, " ") {
+			t.Errorf("cut text is %d bytes (limit %d) or ends in a space", len(r.Text), retrieve.ExactTextLimit)
 		}
 		if !strings.Contains(resp.Note, "cut") || !strings.Contains(resp.Note, "beta-nda.md") {
 			t.Errorf("note must say which clause was cut, got %q", resp.Note)
@@ -353,6 +355,7 @@ func TestSearch(t *testing.T) {
 // a few chunks far from the query, the HNSW scan keeps going (iterative
 // scan) until it has found top_k of them, even at a small ef_search.
 func TestVectorFilterFillsTopK(t *testing.T) {
+	t.Parallel()
 	pool, url := dbtest.NewPool(t)
 	ingesttest.Migrate(t, pool)
 	ctx := context.Background()

@@ -1,4 +1,4 @@
-package search
+package retrieve
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func (m *memo) at(version string) *memoVersion {
 	return m.cur
 }
 
-func (v *memoVersion) getLayers(ctx context.Context, st *store.Store) ([]store.Layer, error) {
+func (v *memoVersion) getLayers(ctx context.Context, st Corpus) ([]store.Layer, error) {
 	if v == nil {
 		return st.Layers(ctx)
 	}
@@ -60,7 +60,7 @@ func (v *memoVersion) getLayers(ctx context.Context, st *store.Store) ([]store.L
 	return v.layers, nil
 }
 
-func (v *memoVersion) getComplete(ctx context.Context, st *store.Store, model string, ids []int64) ([]int64, error) {
+func (v *memoVersion) getComplete(ctx context.Context, st Corpus, model string, ids []int64) ([]int64, error) {
 	if v == nil {
 		return st.CompleteLayers(ctx, model, ids)
 	}
@@ -81,7 +81,7 @@ func (v *memoVersion) getComplete(ctx context.Context, st *store.Store, model st
 	return c, nil
 }
 
-func (v *memoVersion) getParams(ctx context.Context, st *store.Store, model string) (store.ModelParams, bool, error) {
+func (v *memoVersion) getParams(ctx context.Context, st Corpus, model string) (store.ModelParams, bool, error) {
 	if v == nil {
 		return st.ModelParams(ctx, model)
 	}

@@ -1,8 +1,7 @@
-package search
+package retrieve
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"regexp"
 	"sort"
@@ -55,56 +54,33 @@ func ExactTerms(q string) []string {
 	return out
 }
 
-// A chunk holding an exact term as written gets, on top of its BM25 score,
-// phraseBoost times the idf of the term's lexemes: as if the term occurred
-// once more, as one unit. exactFirst instead ranks chunks holding more
-// exact terms first. Variables so that the evaluation can compare them;
-// docs/retrieval.md gives the figures behind the defaults.
-var (
-	exactFirst  = false
-	phraseBoost = 0.5
-)
-
-// candidateBudget bounds the candidates the lexical channel scores: the
-// query's lexemes select candidates rarest first while the sum of their
-// document frequencies stays within it (the rarest always selects, and so
-// do exact terms); the others still score. 0 turns the bound off.
-var candidateBudget int64 = 0
-
-// The impact-ordered path (strata.postings, migration 0006) serves every
-// search first: impactPerTerm postings per query lexeme
-// and layer, best impact first; the impactCandidates chunks (at least 4 x
-// the channel's depth) with the highest sum of idf x impact are scored
-// exactly; impactPhraseLimit bounds the chunks the GIN index adds for exact
-// terms made only of common words. When a metadata_filter leaves fewer
-// than the channel's depth of those candidates, the search scores every
-// chunk the GIN index selects instead, so the filter never hides a match
-// the postings did not reach. impactPerTerm 0 turns the impact path off.
-// Variables so that the evaluation can compare; docs/retrieval.md has the
-// figures.
-var (
-	impactPerTerm     = 2000
-	impactCandidates  = 300
-	impactPhraseLimit = 1000
-)
-
 // tsLiteral quotes a lexeme for a tsquery.
 func tsLiteral(l string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(l) + "'"
 }
 
-// lexical runs the BM25 channel over the layers and returns its hits, best
-// first, and the exact terms it looked for.
-func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.LexHit, []string, error) {
-	s := st.s.store
-	exactTerms := ExactTerms(st.req.Query)
-	prep, err := s.PrepareLexical(ctx, st.req.Query, exactTerms, ids)
+// Lexical is what the lexical channel found.
+type Lexical struct {
+	// Hits are the BM25 hits, best first.
+	Hits []store.LexHit
+	// Terms are the exact terms it looked for (LexHit.Exact indexes them).
+	Terms []string
+	// Path says how it chose the chunks it scored.
+	Path LexicalPath
+}
+
+// Lexical runs the BM25 channel over the layers, depth hits deep.
+func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, error) {
+	s := r.e.store
+	p := r.Params(ctx)
+	exactTerms := ExactTerms(r.q.Text)
+	prep, err := s.PrepareLexical(ctx, r.q.Text, exactTerms, ids)
 	if err != nil || len(prep.Lexemes) == 0 {
-		return nil, nil, err
+		return Lexical{}, err
 	}
 	lexemes, stats := prep.Lexemes, prep.Stats
 	if stats.Chunks == 0 {
-		return nil, nil, nil
+		return Lexical{}, nil
 	}
 	n := float64(stats.Chunks)
 	avg := float64(stats.TotalLen) / n
@@ -138,10 +114,10 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 			phraseLexemes[rarest] = true
 		}
 		rarestDF = append(rarestDF, stats.DF[rarest])
-		boosts = append(boosts, phraseBoost*b)
+		boosts = append(boosts, p.PhraseBoost*b)
 	}
-	q := store.BM25Query{LayerIDs: ids, Filter: st.req.MetadataFilter, K1: bm25K1, B: bm25B, AvgLen: avg,
-		Limit: depth, Phrases: phrases, ExactFirst: exactFirst}
+	q := store.BM25Query{LayerIDs: ids, Filter: r.q.Filter, K1: p.K1, B: p.B, AvgLen: avg,
+		Limit: depth, Phrases: phrases, ExactFirst: p.ExactFirst}
 	q.PhraseBoosts = boosts
 	type sel struct {
 		lit string
@@ -159,47 +135,46 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 		switch {
 		case phraseLexemes[l]:
 			match = append(match, sel{x.lit, -1}) // always selects
-		case stats.Chunks > pruneMinChunks && df > pruneFraction*n:
+		case stats.Chunks > p.PruneMinChunks && df > p.PruneFraction*n:
 			common = append(common, x)
 		default:
 			match = append(match, x)
 		}
 	}
 	if len(q.Terms) == 0 {
-		return nil, terms, nil
+		return Lexical{Terms: terms}, nil
 	}
-	if impactPerTerm > 0 {
+	var path LexicalPath
+	if p.ImpactPerTerm > 0 {
 		// Impact-ordered: each lexeme's best postings choose the candidates.
 		// A phrase whose rarest lexeme is in more chunks than a posting list
 		// is read for may hold chunks no list reaches: the GIN index adds
 		// them.
-		cands := max(impactCandidates, 4*depth)
-		q.Impact = &store.ImpactSelect{PerTerm: impactPerTerm, Candidates: cands, PhraseLimit: impactPhraseLimit}
+		cands := max(p.ImpactCandidates, 4*depth)
+		q.Impact = &store.ImpactSelect{PerTerm: p.ImpactPerTerm, Candidates: cands, PhraseLimit: p.ImpactPhraseLimit}
 		var far []string
 		for i, ph := range phrases {
-			if rarestDF[i] > int64(impactPerTerm) {
+			if rarestDF[i] > int64(p.ImpactPerTerm) {
 				far = append(far, "("+ph+")")
 			}
 		}
 		q.Impact.PhraseMatch = strings.Join(far, " | ")
 		hits, err := s.SearchBM25(ctx, q)
 		if err != nil {
-			return nil, nil, err
+			return Lexical{}, err
 		}
 		// Without a filter, fewer hits than depth means the lists held
 		// every chunk with a query word. With one, the candidates that
 		// pass it may be too few while other chunks would pass: a filter
 		// must never hide a match, so the GIN path scores them all.
-		if len(st.req.MetadataFilter) == 0 || len(hits) >= depth {
-			st.lexPath = fmt.Sprintf("postings: the best %d per query word and layer by BM25 impact; the %d best sums scored exactly",
-				impactPerTerm, cands)
-			return hits, terms, nil
+		if len(r.q.Filter) == 0 || len(hits) >= depth {
+			return Lexical{Hits: hits, Terms: terms,
+				Path: LexicalPath{Kind: "postings", PerTerm: p.ImpactPerTerm, Candidates: cands}}, nil
 		}
 		q.Impact = nil
-		st.lexPath = fmt.Sprintf("gin: the metadata_filter left %d of the postings' candidates, fewer than %d; "+
-			"every chunk holding one of the query's rarer words scored exactly", len(hits), depth)
+		path = LexicalPath{Kind: "gin", FellBack: true, FilterLeft: len(hits), Depth: depth}
 	} else {
-		st.lexPath = "gin: every chunk holding one of the query's rarer words scored exactly"
+		path = LexicalPath{Kind: "gin"}
 	}
 	if len(match) == 0 {
 		// Only common words: the rarest of them select the candidates.
@@ -209,7 +184,7 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 	var lits []string
 	var sum int64
 	for i, m := range match {
-		if candidateBudget > 0 && i > 0 && m.df > 0 && sum+m.df > candidateBudget {
+		if p.CandidateBudget > 0 && i > 0 && m.df > 0 && sum+m.df > p.CandidateBudget {
 			break
 		}
 		sum += max(m.df, 0)
@@ -218,21 +193,21 @@ func (st *state) lexical(ctx context.Context, ids []int64, depth int) ([]store.L
 	q.Match = strings.Join(lits, " | ")
 	hits, err := s.SearchBM25(ctx, q)
 	if err != nil {
-		return nil, nil, err
+		return Lexical{}, err
 	}
-	return hits, terms, nil
+	return Lexical{Hits: hits, Terms: terms, Path: path}, nil
 }
 
 // fuse merges the channels by weighted reciprocal rank fusion:
 // fused = wl/(k + lexical rank) + wv/(k + vector rank), a channel that did
 // not find the chunk adding nothing. Ties keep the lexical order.
-func fuse(lex []store.LexHit, vec []store.VecHit, terms []string, p store.ModelParams) []*candidate {
-	byID := map[int64]*candidate{}
-	var order []*candidate
-	get := func(id int64) *candidate {
+func fuse(lex []store.LexHit, vec []store.VecHit, terms []string, p Params) []*Candidate {
+	byID := map[int64]*Candidate{}
+	var order []*Candidate
+	get := func(id int64) *Candidate {
 		c, ok := byID[id]
 		if !ok {
-			c = &candidate{id: id}
+			c = &Candidate{ChunkID: id}
 			byID[id] = c
 			order = append(order, c)
 		}
@@ -241,37 +216,37 @@ func fuse(lex []store.LexHit, vec []store.VecHit, terms []string, p store.ModelP
 	k := float64(p.RRFK)
 	for i, h := range lex {
 		c := get(h.ChunkID)
-		c.lex = &ChannelHit{Rank: i + 1, Score: round(h.Score)}
-		c.fused += p.LexicalWeight / (k + float64(i+1))
+		c.Lexical = &ChannelHit{Rank: i + 1, Score: h.Score}
+		c.Fused += p.LexicalWeight / (k + float64(i+1))
 		for _, e := range h.Exact {
 			if int(e) < len(terms) {
-				c.exactTerms = append(c.exactTerms, terms[e])
+				c.ExactTerms = append(c.ExactTerms, terms[e])
 			}
 		}
 	}
 	for i, h := range vec {
 		c := get(h.ChunkID)
-		c.vec = &ChannelHit{Rank: i + 1, Score: round(h.Similarity)}
-		c.fused += p.VectorWeight / (k + float64(i+1))
+		c.Vector = &ChannelHit{Rank: i + 1, Score: h.Similarity}
+		c.Fused += p.VectorWeight / (k + float64(i+1))
 	}
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := order[i], order[j]
-		if a.fused != b.fused {
-			return a.fused > b.fused
+		if a.Fused != b.Fused {
+			return a.Fused > b.Fused
 		}
 		return lexRank(a) < lexRank(b)
 	})
 	for i, c := range order {
-		c.fusedRank = i + 1
+		c.FusedRank = i + 1
 	}
 	return order
 }
 
-func lexRank(c *candidate) int {
-	if c.lex == nil {
+func lexRank(c *Candidate) int {
+	if c.Lexical == nil {
 		return math.MaxInt
 	}
-	return c.lex.Rank
+	return c.Lexical.Rank
 }
 
 // applyKeywordSlots takes the first topK candidates, making sure the best
@@ -279,15 +254,15 @@ func lexRank(c *candidate) int {
 // cut takes the place of the lowest fused result not itself kept by a slot.
 // Without the vector channel, fusion order is lexical order and nothing
 // moves.
-func applyKeywordSlots(cands []*candidate, lex []store.LexHit, topK, slots int, vectorRan bool) []*candidate {
+func applyKeywordSlots(cands []*Candidate, lex []store.LexHit, topK, slots int, vectorRan bool) []*Candidate {
 	top := cands
 	if len(top) > topK {
-		top = append([]*candidate(nil), cands[:topK]...)
+		top = append([]*Candidate(nil), cands[:topK]...)
 	}
 	for _, c := range top {
-		c.placement = "fusion"
+		c.Placement = PlacedByFusion
 		if !vectorRan {
-			c.placement = "lexical_only"
+			c.Placement = PlacedLexicalOnly
 		}
 	}
 	if !vectorRan || slots == 0 || len(cands) <= topK {
@@ -295,15 +270,15 @@ func applyKeywordSlots(cands []*candidate, lex []store.LexHit, topK, slots int, 
 	}
 	inTop := map[int64]bool{}
 	for _, c := range top {
-		inTop[c.id] = true
+		inTop[c.ChunkID] = true
 	}
-	byID := map[int64]*candidate{}
+	byID := map[int64]*Candidate{}
 	for _, c := range cands {
-		byID[c.id] = c
+		byID[c.ChunkID] = c
 	}
 	// The best lexical matches still present after exact sections took
 	// theirs, in lexical order.
-	var want []*candidate
+	var want []*Candidate
 	for _, h := range lex {
 		if len(want) == slots {
 			break
@@ -314,22 +289,22 @@ func applyKeywordSlots(cands []*candidate, lex []store.LexHit, topK, slots int, 
 	}
 	kept := map[int64]bool{}
 	for _, w := range want {
-		if inTop[w.id] {
-			kept[w.id] = true
+		if inTop[w.ChunkID] {
+			kept[w.ChunkID] = true
 		}
 	}
 	for _, w := range want {
-		if inTop[w.id] {
+		if inTop[w.ChunkID] {
 			continue
 		}
 		// Replace the lowest-placed result that no slot keeps.
 		for i := len(top) - 1; i >= 0; i-- {
-			if !kept[top[i].id] {
-				delete(inTop, top[i].id)
-				w.placement = "keyword_slot"
+			if !kept[top[i].ChunkID] {
+				delete(inTop, top[i].ChunkID)
+				w.Placement = PlacedBySlot
 				top = append(top[:i], top[i+1:]...)
 				top = append(top, w)
-				kept[w.id], inTop[w.id] = true, true
+				kept[w.ChunkID], inTop[w.ChunkID] = true, true
 				break
 			}
 		}
@@ -337,32 +312,16 @@ func applyKeywordSlots(cands []*candidate, lex []store.LexHit, topK, slots int, 
 	return top
 }
 
-func explainOf(c *candidate) *ResultExplain {
-	e := &ResultExplain{Lexical: c.lex, Vector: c.vec, Fused: round6(c.fused), Placement: c.placement,
-		ExactTerms: c.exactTerms}
-	switch c.placement {
-	case "keyword_slot":
-		e.Reason = "one of the best full-text matches: it keeps one of the HYBRID_KEYWORD_SLOTS places although fusion ranked it lower"
-	case "lexical_only":
-		e.Reason = "ranked by BM25 alone: the vector channel did not run"
-	default:
-		var found []string
-		if c.lex != nil {
-			found = append(found, "lexical")
-		}
-		if c.vec != nil {
-			found = append(found, "vector")
-		}
-		e.Reason = "placed by reciprocal rank fusion of the " + strings.Join(found, " and ") + " channel"
-		if len(found) > 1 {
-			e.Reason += "s"
-		}
+// Fuse ranks one query's channel hits as Search does (vector hits under
+// p.MinSimilarity dropped, weighted reciprocal rank fusion, p.KeywordSlots),
+// topK deep, without exact sections and without reading the passages: the
+// evaluation compares fusion settings over channel runs it made once.
+func Fuse(lex []store.LexHit, vec []store.VecHit, terms []string, p Params, topK int) []Candidate {
+	cands := fuse(lex, aboveFloor(vec, p.MinSimilarity), terms, p)
+	top := applyKeywordSlots(cands, lex, topK, p.KeywordSlots, true)
+	out := make([]Candidate, len(top))
+	for i, c := range top {
+		out[i] = *c
 	}
-	if len(c.exactTerms) > 0 {
-		e.Reason += "; holds " + strings.Join(c.exactTerms, ", ") + " as written"
-	}
-	e.FusedRank = c.fusedRank
-	return e
+	return out
 }
-
-func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }

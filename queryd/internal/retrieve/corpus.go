@@ -1,0 +1,26 @@
+package retrieve
+
+import (
+	"context"
+
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// Corpus is what the engine reads: the layers and the data version, the
+// sections the query names, the lexical and vector channels' queries, and
+// the passages found. *store.Store is one.
+type Corpus interface {
+	Version(ctx context.Context) (string, error)
+	Layers(ctx context.Context) ([]store.Layer, error)
+	CompleteLayers(ctx context.Context, model string, layerIDs []int64) ([]int64, error)
+	ModelParams(ctx context.Context, model string) (store.ModelParams, bool, error)
+	SectionsByKeys(ctx context.Context, keys []string, layerIDs []int64, filter map[string]string, limit int) ([]store.Section, error)
+	PrepareLexical(ctx context.Context, query string, terms []string, layerIDs []int64) (store.LexicalPrep, error)
+	SearchBM25(ctx context.Context, q store.BM25Query) ([]store.LexHit, error)
+	SearchVectors(ctx context.Context, q store.VectorQuery) ([]store.VecHit, error)
+	Chunks(ctx context.Context, ids []int64) (map[int64]store.Hit, error)
+	Similarities(ctx context.Context, model string, vec []float32, chunkIDs []int64) (map[int64]float64, error)
+	SpanSimilarity(ctx context.Context, model string, vec []float32, docID int64, start, end int) (float64, error)
+}
+
+var _ Corpus = (*store.Store)(nil)

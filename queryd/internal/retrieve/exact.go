@@ -1,0 +1,200 @@
+package retrieve
+
+import (
+	"context"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/stratakb/stratakb/queryd/internal/store"
+	"github.com/stratakb/stratakb/schema"
+	"github.com/stratakb/stratakb/structure"
+)
+
+// Exact clause lookup limits, as the spec gives them.
+const (
+	MaxExactResults = 10 // exact results returned
+	MaxReferences   = 10 // references looked up
+	MaxCandidates   = 50 // candidate sections read
+	// ExactTextLimit bounds an exact section's text: ANSWER_TOKEN_BUDGET's
+	// 1,500 tokens at about 4 characters a token. Longer sections are cut
+	// at a word and marked cut.
+	ExactTextLimit = 6000
+	// neverCut: a section this short is never cut.
+	neverCut = 200
+)
+
+// Section is an exact section: one the query names.
+type Section struct {
+	DocumentID int64
+	Layer      string
+	File       string
+	Page       *int
+	// LineStart and LineEnd are the lines of Text; Start and End its span
+	// in the document, SectionStart and SectionEnd the whole section's.
+	LineStart, LineEnd       int
+	Start, End               int
+	SectionStart, SectionEnd int
+	ClausePath               string
+	// Key is the structure map's key, Reference the query's words that
+	// named it.
+	Key, Reference string
+	Text           string
+	// Cut is true when Text was shortened to ExactTextLimit at a word.
+	Cut bool
+	// Similarity is the whole section's similarity to the query vector; 0
+	// without one.
+	Similarity float64
+}
+
+// Ref is the returned text's span as a ref string.
+func (s Section) Ref() string {
+	return schema.Ref{DocumentID: s.DocumentID, Start: s.Start, End: s.End}.String()
+}
+
+// ExactLookup says how the lookup of the sections the query names went.
+type ExactLookup struct {
+	// References are the references the query holds, as written; LookedUp
+	// how many of them were looked up (at most MaxReferences), Skipped the
+	// ones that were not.
+	References []string
+	LookedUp   int
+	Skipped    []string
+	// Found is how many sections matched, of which MaxExactResults at most
+	// are returned; LimitHit is true when the lookup stopped at
+	// MaxCandidates, so more may match.
+	Found    int
+	LimitHit bool
+}
+
+// exactSections looks up the sections the query names in the layers. It
+// returns up to MaxExactResults, in the order of the references and then by
+// file path, and how the lookup went.
+func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactLookup, error) {
+	refs := structure.ParseReferences(r.q.Text)
+	if len(refs) == 0 {
+		return nil, ExactLookup{}, nil
+	}
+	var raws []string
+	for _, r := range refs {
+		raws = append(raws, r.Raw)
+	}
+	lookup, skipped := refs, []structure.Reference(nil)
+	if len(refs) > MaxReferences {
+		lookup, skipped = refs[:MaxReferences], refs[MaxReferences:]
+	}
+	var found []store.Section
+	which := map[int64]structure.Reference{}
+	seen := map[int64]bool{}
+	limitHit := false
+	for _, ref := range lookup {
+		keys := ref.Keys()
+		if len(keys) == 0 {
+			continue
+		}
+		room := MaxCandidates - len(found)
+		if room <= 0 {
+			limitHit = true
+			break
+		}
+		secs, err := r.e.store.SectionsByKeys(ctx, keys, ids, r.q.Filter, room)
+		if err != nil {
+			return nil, ExactLookup{}, err
+		}
+		if len(secs) == room {
+			limitHit = true
+		}
+		// Per document, only the most likely kind of section counts: "clause
+		// 4" is clause 4 where a document has one, else its Section 4.
+		bestKey := map[int64]int{}
+		for _, s := range secs {
+			k := keyIndex(keys, s.Key)
+			if b, ok := bestKey[s.DocumentID]; !ok || k < b {
+				bestKey[s.DocumentID] = k
+			}
+		}
+		for _, s := range secs {
+			if keyIndex(keys, s.Key) != bestKey[s.DocumentID] || seen[s.ID] {
+				continue
+			}
+			seen[s.ID] = true
+			which[s.ID] = ref
+			found = append(found, s)
+		}
+	}
+	var out []Section
+	for i, s := range found {
+		if i == MaxExactResults {
+			break
+		}
+		text, cut := cutAtWord(s.Text, ExactTextLimit)
+		lineEnd := s.LineStart + strings.Count(strings.TrimRight(text, "\n"), "\n")
+		if !cut {
+			lineEnd = s.LineEnd
+		}
+		out = append(out, Section{DocumentID: s.DocumentID, Layer: s.Layer, File: s.File, Page: s.Page,
+			LineStart: s.LineStart, LineEnd: lineEnd, Start: s.Start, End: s.Start + len(text),
+			SectionStart: s.Start, SectionEnd: s.End, ClausePath: s.ClausePath,
+			Key: s.Key, Reference: which[s.ID].Raw, Text: text, Cut: cut})
+	}
+	lk := ExactLookup{References: raws, LookedUp: len(lookup), Found: len(found), LimitHit: limitHit}
+	for _, ref := range skipped {
+		lk.Skipped = append(lk.Skipped, ref.Raw)
+	}
+	return out, lk, nil
+}
+
+func keyIndex(keys []string, k string) int {
+	for i, x := range keys {
+		if x == k {
+			return i
+		}
+	}
+	return len(keys)
+}
+
+// cutAtWord shortens s to at most limit bytes, ending at a word, and says
+// whether it did. A text of neverCut characters or less is never cut.
+func cutAtWord(s string, limit int) (string, bool) {
+	if len(s) <= limit || utf8.RuneCountInString(s) <= neverCut {
+		return s, false
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if i := strings.LastIndexAny(s[:cut], " \t\n"); i > 0 {
+		cut = i
+	}
+	return strings.TrimRight(s[:cut], " \t\n"), true
+}
+
+// dropInsideExact removes the chunks that lie inside an exact section
+// already returned, so the same text does not come back twice.
+func dropInsideExact(ctx context.Context, st Corpus, cands []*Candidate, exact []Section) []*Candidate {
+	if len(exact) == 0 || len(cands) == 0 {
+		return cands
+	}
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ChunkID
+	}
+	hits, err := st.Chunks(ctx, ids)
+	if err != nil {
+		return cands // keeping a duplicate is better than failing
+	}
+	var out []*Candidate
+	for _, c := range cands {
+		h, ok := hits[c.ChunkID]
+		inside := false
+		for _, e := range exact {
+			if ok && h.DocumentID == e.DocumentID && h.Start >= e.SectionStart && h.End <= e.SectionEnd {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			out = append(out, c)
+		}
+	}
+	return out
+}

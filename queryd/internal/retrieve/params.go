@@ -1,0 +1,92 @@
+package retrieve
+
+import "github.com/stratakb/stratakb/queryd/internal/store"
+
+// Params are the tuning of one search. A search starts from
+// DefaultParams, takes the measured fusion and confidence values of the
+// embedding model from model_search_params, and a caller (the evaluation)
+// may override any of them by passing its own Params in Query.Params.
+// docs/retrieval.md gives the measurements behind every default.
+type Params struct {
+	// Fusion, from model_search_params: weighted reciprocal rank fusion
+	// fused = LexicalWeight/(RRFK + lexical rank) + VectorWeight/(RRFK +
+	// vector rank); EFSearch is HNSW's ef_search; vector hits under
+	// MinSimilarity are dropped.
+	RRFK          int
+	LexicalWeight float64
+	VectorWeight  float64
+	EFSearch      int
+	MinSimilarity float64
+	// ConfidenceHigh and ConfidenceMedium are the model's cosine marks that
+	// strata_search judges confidence by.
+	ConfidenceHigh   float64
+	ConfidenceMedium float64
+
+	// K1 and B are BM25's parameters: 1.2 and 0.4, the best of a grid on
+	// SciFact's train queries. strata.postings_impact (migration 0006) uses
+	// the same values, and a test checks they agree.
+	K1, B float64
+	// PhraseBoost: a chunk holding an exact term as written gets, on top of
+	// its BM25 score, PhraseBoost times the idf of the term's lexemes, as if
+	// the term occurred once more as one unit. ExactFirst instead ranks
+	// chunks holding more exact terms first.
+	PhraseBoost float64
+	ExactFirst  bool
+	// With more than PruneMinChunks chunks, lexemes in more than
+	// PruneFraction of them still score but do not select candidates on the
+	// GIN path.
+	PruneFraction  float64
+	PruneMinChunks int64
+	// CandidateBudget bounds the GIN path's candidates: lexemes select
+	// rarest first while the sum of their document frequencies stays within
+	// it. 0 turns the bound off.
+	CandidateBudget int64
+	// The impact-ordered path (strata.postings) reads ImpactPerTerm
+	// postings per query lexeme and layer, scores the ImpactCandidates (at
+	// least 4 x Depth) best sums exactly, and lets the GIN index add at most
+	// ImpactPhraseLimit chunks for exact terms made of common words.
+	// ImpactPerTerm 0 turns the path off.
+	ImpactPerTerm     int
+	ImpactCandidates  int
+	ImpactPhraseLimit int
+
+	// Depth is how many candidates each channel hands to fusion; 0 means
+	// max(50, 4 x top_k).
+	Depth int
+	// KeywordSlots is HYBRID_KEYWORD_SLOTS: how many of the best lexical
+	// matches keep a place among the top_k (0 turns it off).
+	KeywordSlots int
+	// NoLexical and NoVector turn a channel off (the evaluation runs each
+	// alone).
+	NoLexical, NoVector bool
+}
+
+// defaultDepth is a channel's depth for a small top_k.
+const defaultDepth = 50
+
+// DefaultParams returns the defaults: the spec's provisional fusion and
+// cosine marks for a model without measured parameters, and the lexical
+// channel's measured settings.
+func DefaultParams() Params {
+	return Params{RRFK: 60, LexicalWeight: 1, VectorWeight: 1, EFSearch: 100,
+		ConfidenceHigh: 0.6, ConfidenceMedium: 0.45, MinSimilarity: 0.25,
+		K1: 1.2, B: 0.4, PhraseBoost: 0.5,
+		PruneFraction: 0.05, PruneMinChunks: 1000,
+		ImpactPerTerm: 2000, ImpactCandidates: 300, ImpactPhraseLimit: 1000,
+		KeywordSlots: 1}
+}
+
+// WithModel returns p with the model's measured values from
+// model_search_params.
+func (p Params) WithModel(m store.ModelParams) Params {
+	p.RRFK, p.LexicalWeight, p.VectorWeight, p.EFSearch = m.RRFK, m.LexicalWeight, m.VectorWeight, m.EFSearch
+	p.ConfidenceHigh, p.ConfidenceMedium, p.MinSimilarity = m.ConfidenceHigh, m.ConfidenceMedium, m.MinSimilarity
+	return p
+}
+
+func (p Params) depth(topK int) int {
+	if p.Depth > 0 {
+		return p.Depth
+	}
+	return max(defaultDepth, 4*topK)
+}

@@ -1,0 +1,37 @@
+package retrieve
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestExactTerms(t *testing.T) {
+	t.Parallel()
+	for q, want := range map[string][]string{
+		"What does reason code AC04 mean in pacs.008?": {"AC04", "pacs.008"},
+		"Which Cache-Control header, per PEP 8?":       {"Cache-Control", "PEP 8"},
+		"RFC 2119 keywords and p53":                    {"RFC 2119", "p53"},
+		"how many leave days are left":                 nil,
+		"AT-44 and at-44 again.":                       {"AT-44"},
+	} {
+		if got := ExactTerms(q); !reflect.DeepEqual(got, want) {
+			t.Errorf("ExactTerms(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
+func TestCutAtWord(t *testing.T) {
+	t.Parallel()
+	short := "7.2 Notice. Either party may end this agreement."
+	if got, cut := cutAtWord(short, 10); got != short || cut {
+		t.Errorf("a clause of 200 characters or less is never cut: %q %v", got, cut)
+	}
+	long := ""
+	for len(long) < 7000 {
+		long += "Confidential information means every document. "
+	}
+	got, cut := cutAtWord(long, ExactTextLimit)
+	if !cut || len(got) > ExactTextLimit || got[len(got)-1] == ' ' || long[len(got)] != ' ' {
+		t.Errorf("cut must end at a word within the limit: cut=%v len=%d", cut, len(got))
+	}
+}

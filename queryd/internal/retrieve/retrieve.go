@@ -1,0 +1,498 @@
+// Package retrieve is queryd's retrieval engine: for a question over a set
+// of layers it returns typed candidates with their per-channel attribution.
+// strata_search (package search) turns them into its response; strata_ask
+// will search each query variant and merge the candidates (Merge).
+//
+// One search runs up to three channels: exact sections (the clauses and
+// sections the query names, looked up in the structure map), a lexical
+// channel (Okapi BM25 over PostgreSQL's english lexemes, with terms such as
+// pacs.008 or PEP 8 matched as written) and a vector channel (pgvector HNSW
+// over the layers' vectors of the configured embedding model). The lexical
+// and vector rankings are merged by weighted reciprocal rank fusion, the
+// best lexical matches keep Params.KeywordSlots places, and exact sections
+// come first. Every tuning value is a field of Params, passed per call:
+// there is no package-level state to tune.
+package retrieve
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/stratakb/stratakb/embed"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// Options configure an Engine.
+type Options struct {
+	// Embedder makes query vectors; nil runs the lexical channel only and
+	// the outcome says why (EmbedError).
+	Embedder embed.Embedder
+	// EmbedderError, with no Embedder, is why the configured model could
+	// not be loaded.
+	EmbedderError error
+	// KeywordSlots is HYBRID_KEYWORD_SLOTS, the default of
+	// Params.KeywordSlots.
+	KeywordSlots int
+	// OnChannel, when set, is called with each channel's time ("lexical",
+	// "vector").
+	OnChannel func(channel string, d time.Duration)
+	// Tune, when set, overrides parameters after the defaults and the
+	// model's measured values (a benchmark comparing settings); a Query's
+	// own Params bypass it.
+	Tune func(*Params)
+}
+
+// Engine runs searches over the read-only store. It is safe for
+// concurrent use.
+type Engine struct {
+	store Corpus
+	opt   Options
+	memo  memo
+}
+
+// New returns an Engine over the corpus (a *store.Store).
+func New(st Corpus, opt Options) *Engine {
+	if opt.KeywordSlots < 0 {
+		opt.KeywordSlots = 0
+	}
+	return &Engine{store: st, opt: opt}
+}
+
+// Model returns the embedding model's name, "" without one.
+func (e *Engine) Model() string {
+	if e.opt.Embedder == nil {
+		return ""
+	}
+	return e.opt.Embedder.Model().Name
+}
+
+// Snapshot is one data version (store.Version): what every search reads and
+// only an ingest changes (the layers, which layers have complete vectors,
+// the model's parameters) is read once per version.
+type Snapshot struct {
+	e       *Engine
+	mv      *memoVersion
+	Version string
+}
+
+// Snapshot reads the data version.
+func (e *Engine) Snapshot(ctx context.Context) (*Snapshot, error) {
+	v, err := e.store.Version(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Snapshot{e: e, mv: e.memo.at(v), Version: v}, nil
+}
+
+// Layers lists the layers at this version.
+func (s *Snapshot) Layers(ctx context.Context) ([]store.Layer, error) {
+	return s.mv.getLayers(ctx, s.e.store)
+}
+
+// Query is one question.
+type Query struct {
+	Text   string
+	TopK   int
+	Filter map[string]string
+	// Params, when set, are used as they are; nil takes DefaultParams with
+	// the engine's keyword slots and the model's measured values.
+	Params *Params
+}
+
+// Run is one query being searched: the query vector and the parameters
+// are computed once and reused by every Search of the run (a routing
+// fallback searches again over more layers).
+type Run struct {
+	e  *Engine
+	mv *memoVersion // nil: read everything
+	q  Query
+
+	vecDone bool
+	vec     []float32
+	vecErr  *EmbedError
+
+	paramsDone bool
+	params     Params
+	paramsErr  error
+}
+
+// Query starts a run at this version.
+func (s *Snapshot) Query(q Query) *Run { return &Run{e: s.e, mv: s.mv, q: q} }
+
+// Query starts a run that reads everything afresh (no snapshot).
+func (e *Engine) Query(q Query) *Run { return &Run{e: e, q: q} }
+
+// EmbedKind says why the query has no vector.
+type EmbedKind int
+
+// Why a query has no vector.
+const (
+	NoModel    EmbedKind = iota + 1 // no embedding model is configured
+	LoadFailed                      // the configured model failed to load
+	Failed                          // the model returned an error
+	NoVector                        // the model returned no vector
+)
+
+// EmbedError is why the vector channel could not embed the query.
+type EmbedError struct {
+	Kind  EmbedKind
+	Model string
+	Err   error // for LoadFailed and Failed
+}
+
+func (e *EmbedError) Error() string {
+	switch e.Kind {
+	case LoadFailed:
+		return fmt.Sprintf("the embedding model failed to load: %v", e.Err)
+	case Failed:
+		return fmt.Sprintf("embedding model %s failed: %v", e.Model, e.Err)
+	case NoVector:
+		return fmt.Sprintf("embedding model %s returned no vector", e.Model)
+	}
+	return "no embedding model is configured"
+}
+
+func (e *EmbedError) Unwrap() error { return e.Err }
+
+// QueryVector embeds the query once per run.
+func (r *Run) QueryVector(ctx context.Context) ([]float32, *EmbedError) {
+	if r.vecDone {
+		return r.vec, r.vecErr
+	}
+	r.vecDone = true
+	m := r.e.opt.Embedder
+	if m == nil {
+		if lerr := r.e.opt.EmbedderError; lerr != nil {
+			r.vecErr = &EmbedError{Kind: LoadFailed, Err: lerr}
+		} else {
+			r.vecErr = &EmbedError{Kind: NoModel}
+		}
+		return nil, r.vecErr
+	}
+	vs, err := m.Embed(ctx, []string{r.q.Text})
+	switch {
+	case err != nil:
+		r.vecErr = &EmbedError{Kind: Failed, Model: m.Model().Name, Err: err}
+	case len(vs) != 1 || len(vs[0]) == 0:
+		r.vecErr = &EmbedError{Kind: NoVector, Model: m.Model().Name}
+	default:
+		r.vec = vs[0]
+	}
+	return r.vec, r.vecErr
+}
+
+// Params returns the run's parameters: Query.Params when set, else the
+// defaults with the model's measured values and Options.Tune's overrides. A failure to read them is
+// kept in ParamsError and the defaults are used.
+func (r *Run) Params(ctx context.Context) Params {
+	if r.paramsDone {
+		return r.params
+	}
+	r.paramsDone = true
+	if r.q.Params != nil {
+		r.params = *r.q.Params
+		return r.params
+	}
+	r.params = DefaultParams()
+	r.params.KeywordSlots = r.e.opt.KeywordSlots
+	if model := r.e.Model(); model != "" {
+		p, ok, err := r.mv.getParams(ctx, r.e.store, model)
+		if err != nil {
+			r.paramsErr = err
+		} else if ok {
+			r.params = r.params.WithModel(p)
+		}
+	}
+	if r.e.opt.Tune != nil {
+		r.e.opt.Tune(&r.params)
+	}
+	return r.params
+}
+
+// ParamsError is why the model's parameters could not be read (the
+// defaults were used); nil when they were.
+func (r *Run) ParamsError() error { return r.paramsErr }
+
+// ChannelHit is a candidate's place in one channel's ranking, with the
+// channel's raw score (BM25 score; cosine similarity).
+type ChannelHit struct {
+	Rank  int
+	Score float64
+}
+
+// Placement says why a candidate sits where it is.
+type Placement string
+
+// The placements of candidates.
+const (
+	// PlacedByFusion: by its fused score.
+	PlacedByFusion Placement = "fusion"
+	// PlacedBySlot: one of the best lexical matches, kept although fusion
+	// ranked it lower.
+	PlacedBySlot Placement = "keyword_slot"
+	// PlacedLexicalOnly: the vector channel did not run.
+	PlacedLexicalOnly Placement = "lexical_only"
+)
+
+// Candidate is one passage found by the lexical or vector channel.
+type Candidate struct {
+	ChunkID    int64
+	DocumentID int64
+	Layer      string
+	File       string
+	Page       *int
+	LineStart  int
+	LineEnd    int
+	Start, End int // the chunk's span in the document
+	ClausePath string
+	Text       string
+	// Lexical and Vector are its place in each channel that found it.
+	Lexical, Vector *ChannelHit
+	// Similarity is the cosine similarity to the query vector (also for a
+	// chunk the vector channel did not return); 0 without a query vector.
+	Similarity float64
+	// Fused is the weighted reciprocal-rank-fusion score, FusedRank the
+	// place it earned by it.
+	Fused     float64
+	FusedRank int
+	Placement Placement
+	// ExactTerms are the query's exact terms the passage holds as written.
+	ExactTerms []string
+}
+
+// Ref is the candidate's span as a ref string.
+func (c Candidate) Ref() string {
+	return store.Hit{DocumentID: c.DocumentID, Start: c.Start, End: c.End}.Ref()
+}
+
+// LexicalPath says how the lexical channel chose the chunks it scored.
+type LexicalPath struct {
+	// Kind is "postings" (the impact-ordered postings) or "gin" (every GIN
+	// match of the query's rarer words); "" when the channel did not run
+	// that far.
+	Kind string
+	// PerTerm and Candidates are the postings path's bounds.
+	PerTerm, Candidates int
+	// FilterLeft, on the gin path after the postings, is how many of the
+	// postings' candidates the metadata_filter left, fewer than Depth.
+	FilterLeft, Depth int
+	FellBack          bool
+}
+
+// Outcome is what one search over a set of layers found.
+type Outcome struct {
+	// Layers are the layers searched.
+	Layers []store.Layer
+	// Sections are the exact sections the query names, in the order of
+	// the references; Exact says how the lookup went.
+	Sections []Section
+	Exact    ExactLookup
+	// Candidates are the top_k passages of the channels, best first.
+	Candidates []Candidate
+	// LexicalRan and VectorRan say which channels ran; ExactTerms are the
+	// exact terms the lexical channel looked for.
+	LexicalRan, VectorRan bool
+	ExactTerms            []string
+	Lexical               LexicalPath
+	// Model is the embedding model's name; Params the parameters used.
+	Model  string
+	Params Params
+	// SimilarityAvailable is true when the query had a vector and the
+	// vector channel ran, so similarities mean something.
+	SimilarityAvailable bool
+	// EmbedError is why the query had no vector; MissingVectors the layers
+	// searched by their words only, without complete vectors of Model.
+	EmbedError     *EmbedError
+	MissingVectors []string
+}
+
+// StoreError is a failed store call, naming what the search was doing.
+type StoreError struct {
+	Op  string // "look up the sections the query names", …
+	Err error
+}
+
+func (e *StoreError) Error() string { return e.Op + ": " + e.Err.Error() }
+func (e *StoreError) Unwrap() error { return e.Err }
+
+func storeErr(op string, err error) error { return &StoreError{Op: op, Err: err} }
+
+// Search runs the channels over the layers.
+func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error) {
+	q := r.q
+	st := r.e.store
+	ids := layerIDs(layers)
+	params := r.Params(ctx)
+	depth := params.depth(q.TopK)
+	out := &Outcome{Layers: layers, Model: r.e.Model(), Params: params}
+
+	exact, lookup, err := r.exactSections(ctx, ids)
+	if err != nil {
+		return nil, storeErr("look up the sections the query names", err)
+	}
+	out.Exact = lookup
+
+	// The vector channel (embedding the query, then the HNSW scan) runs
+	// while the lexical channel runs: they use different connections.
+	type vecOut struct {
+		hits    []store.VecHit
+		qv      []float32
+		ran     bool
+		embErr  *EmbedError
+		missing []string
+		err     error
+	}
+	vecDone := make(chan vecOut, 1)
+	go func() {
+		var o vecOut
+		began := time.Now()
+		defer func() {
+			if o.ran && r.e.opt.OnChannel != nil {
+				r.e.opt.OnChannel("vector", time.Since(began))
+			}
+			vecDone <- o
+		}()
+		if params.NoVector {
+			return
+		}
+		qv, eerr := r.QueryVector(ctx)
+		if eerr != nil {
+			o.embErr = eerr
+			return
+		}
+		o.qv = qv
+		complete, err := r.mv.getComplete(ctx, st, out.Model, ids)
+		if err != nil {
+			o.err = storeErr("read which layers have vectors", err)
+			return
+		}
+		o.missing = missingLayers(layers, complete)
+		if len(complete) == 0 {
+			return
+		}
+		hits, err := st.SearchVectors(ctx, store.VectorQuery{Model: out.Model, Dims: len(qv), Vector: qv,
+			LayerIDs: complete, Filter: q.Filter, Limit: depth, EFSearch: params.EFSearch})
+		if err != nil {
+			o.err = storeErr("run the vector search", err)
+			return
+		}
+		o.hits, o.ran = aboveFloor(hits, params.MinSimilarity), true
+	}()
+
+	var lex Lexical
+	var lexErr error
+	if !params.NoLexical {
+		began := time.Now()
+		lex, lexErr = r.Lexical(ctx, ids, depth)
+		if lexErr == nil && r.e.opt.OnChannel != nil {
+			r.e.opt.OnChannel("lexical", time.Since(began))
+		}
+		out.LexicalRan = true
+		out.ExactTerms = lex.Terms
+		out.Lexical = lex.Path
+	}
+	vo := <-vecDone
+	if lexErr != nil {
+		return nil, storeErr("run the full-text search", lexErr)
+	}
+	if vo.err != nil {
+		return nil, vo.err
+	}
+	out.EmbedError, out.MissingVectors = vo.embErr, vo.missing
+	vec, qv := vo.hits, vo.qv
+	out.VectorRan = vo.ran
+	out.SimilarityAvailable = qv != nil && vo.ran
+
+	cands := fuse(lex.Hits, vec, lex.Terms, params)
+	cands = dropInsideExact(ctx, st, cands, exact)
+	top := applyKeywordSlots(cands, lex.Hits, q.TopK, params.KeywordSlots, vo.ran)
+
+	want := make([]int64, len(top))
+	for i, c := range top {
+		want[i] = c.ChunkID
+	}
+	hits, err := st.Chunks(ctx, want)
+	if err != nil {
+		return nil, storeErr("read the passages found", err)
+	}
+	sims := map[int64]float64{}
+	for _, v := range vec {
+		sims[v.ChunkID] = v.Similarity
+	}
+	if qv != nil {
+		var need []int64
+		for _, c := range top {
+			if _, ok := sims[c.ChunkID]; !ok {
+				need = append(need, c.ChunkID)
+			}
+		}
+		more, err := st.Similarities(ctx, out.Model, qv, need)
+		if err != nil {
+			return nil, storeErr("compute similarities", err)
+		}
+		for id, v := range more {
+			sims[id] = v
+		}
+		for i := range exact {
+			if exact[i].DocumentID == 0 {
+				continue
+			}
+			v, err := st.SpanSimilarity(ctx, out.Model, qv, exact[i].DocumentID, exact[i].SectionStart, exact[i].SectionEnd)
+			if err != nil {
+				return nil, storeErr("compute similarities", err)
+			}
+			exact[i].Similarity = v
+		}
+	}
+	out.Sections = exact
+	out.Candidates = make([]Candidate, 0, len(top))
+	for _, c := range top {
+		h, ok := hits[c.ChunkID]
+		if !ok {
+			continue // deleted since the channels ran
+		}
+		c.DocumentID, c.Layer, c.File, c.Page = h.DocumentID, h.Layer, h.File, h.Page
+		c.LineStart, c.LineEnd, c.Start, c.End = h.LineStart, h.LineEnd, h.Start, h.End
+		c.ClausePath, c.Text = h.ClausePath, h.Text
+		c.Similarity = sims[c.ChunkID]
+		out.Candidates = append(out.Candidates, *c)
+	}
+	return out, nil
+}
+
+// aboveFloor keeps the vector hits at or above the model's similarity
+// floor: the nearest neighbours of an unrelated query are not matches.
+func aboveFloor(hits []store.VecHit, floor float64) []store.VecHit {
+	out := hits[:0:0]
+	for _, h := range hits {
+		if h.Similarity >= floor {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func missingLayers(layers []store.Layer, complete []int64) []string {
+	have := map[int64]bool{}
+	for _, id := range complete {
+		have[id] = true
+	}
+	var out []string
+	for _, l := range layers {
+		if !have[l.ID] {
+			out = append(out, l.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func layerIDs(ls []store.Layer) []int64 {
+	out := make([]int64, len(ls))
+	for i, l := range ls {
+		out[i] = l.ID
+	}
+	return out
+}
