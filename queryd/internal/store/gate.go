@@ -119,6 +119,22 @@ func (g *Gate) enter() (probe bool, err error) {
 	return true, nil
 }
 
+// beforeConnect runs before the pool opens a connection. Calls admitted
+// while the database still answered may be waiting for a connection when it
+// goes away; once the gate has closed, their connection attempts are refused
+// here without dialling, and only the gate's probe may connect.
+func (g *Gate) beforeConnect(context.Context, *pgx.ConnConfig) error {
+	if !g.closed.Load() {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.probing || (g.failures == 0 && g.verified) {
+		return nil
+	}
+	return &unreachableError{wait: max(0, g.until.Sub(g.now())), cause: g.last}
+}
+
 // done records the outcome of a call that enter admitted. A connection
 // failure closes the gate (or widens the window, for a probe); a call that
 // reached the database, even with an SQL error, opens it. A call whose

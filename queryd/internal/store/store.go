@@ -69,6 +69,7 @@ func Open(ctx context.Context, url string, opts ...Option) (st *Store, err error
 	if o.dial != nil {
 		cfg.ConnConfig.DialFunc = o.dial
 	}
+	cfg.BeforeConnect = o.gate.beforeConnect
 	probe, err := o.gate.enter()
 	if err != nil {
 		return nil, err
