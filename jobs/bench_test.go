@@ -2,8 +2,10 @@ package jobs_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"testing"
 	"time"
@@ -115,4 +117,74 @@ func BenchmarkMarkdownPipeline(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(files)), "files")
 	b.ReportMetric(float64(chunks), "chunks")
+}
+
+// BenchmarkIngestFiles measures parse-and-store throughput: a fresh layer
+// over the Go blog corpus (339 Markdown files) per iteration, no embedding
+// model, reported as files/s. "river-default" is River's own fetch cooldown
+// (100ms) with the 2 workers ingestd had before; the others use this
+// package's DefaultFetchCooldown with the given number of workers
+// ("default" is DefaultWorkers for this machine's CPUs).
+func BenchmarkIngestFiles(b *testing.B) {
+	root := filepath.Join(testenv.SharedDir(b), "corpora", "go-blog-markdown")
+	pool, _ := dbtest.NewPool(b)
+	ingesttest.Migrate(b, pool)
+	cases := []struct {
+		name     string
+		workers  int
+		cooldown time.Duration
+	}{
+		{"river-default/workers=2", 2, 100 * time.Millisecond},
+		{"workers=2", 2, 0},
+		{"workers=4", 4, 0},
+		{"workers=8", 8, 0},
+		{"workers=16", 16, 0},
+		{fmt.Sprintf("default/workers=%d", jobs.DefaultWorkers(runtime.NumCPU())), jobs.DefaultWorkers(runtime.NumCPU()), 0},
+	}
+	run := 0
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			ctx := context.Background()
+			client, err := jobs.NewClient(pool, jobs.ClientConfig{Workers: c.workers, FetchCooldown: c.cooldown,
+				Pipeline: jobs.StandardPipeline(parsers.Options{NoOCR: true})})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := client.Start(ctx); err != nil {
+				b.Fatal(err)
+			}
+			defer client.Stop(ctx) //nolint:errcheck
+			files := 0
+			var busy time.Duration
+			for b.Loop() {
+				run++
+				l, err := jobs.UpsertLayer(ctx, pool, jobs.Layer{Name: fmt.Sprintf("bench-files-%d", run), Root: root,
+					AnswerMode: "grounded", ChunkSize: 800})
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				runID, err := jobs.StartIngest(ctx, pool, client, l.ID, "bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				for {
+					p, err := jobs.Progress(ctx, pool, runID)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if p.Done() {
+						if p.New == 0 || p.Failed > 0 {
+							b.Fatalf("ingest of %s: %+v", root, p)
+						}
+						files += p.New
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				busy += time.Since(start)
+			}
+			b.ReportMetric(float64(files)/busy.Seconds(), "files/s")
+		})
+	}
 }

@@ -154,16 +154,20 @@ func (e *env) close() {
 	}
 }
 
-// clientConfig loads the embedding model for workers. When it cannot be
-// loaded, ingestion goes on: chunks are stored and their vectors stay
-// pending until a process with a working model fills them in.
+// clientConfig sets up the embedding model for workers. The local model is
+// loaded only when an embed job first has chunks to embed, so a run that
+// changes nothing never loads it. When it cannot be loaded, ingestion goes
+// on: chunks are stored and their vectors stay pending until a process with
+// a working model fills them in.
 func (e *env) clientConfig(ctx context.Context, workers int) jobs.ClientConfig {
 	cc := jobs.ClientConfig{Workers: workers, Logger: quietLogger(e.logger), Pipeline: e.pipeline(),
 		EmbedBatch: e.cfg.Embed.BatchSize}
 	if workers == 0 {
 		return cc
 	}
-	emb, err := embedding.Load(e.cfg.Embed, e.logger)
+	emb, err := embedding.Lazy(e.cfg.Embed, e.logger, func(err error) {
+		e.logger.Warn("embedding model unavailable: documents are stored and their vectors stay pending", "error", err)
+	})
 	if err == nil {
 		var mi embed.ModelInfo
 		if mi, err = embed.ResolveModel(ctx, emb); err == nil && mi.Name != "" {

@@ -279,7 +279,9 @@ func TestVectorsPendingWhileTheModelIsMissing(t *testing.T) {
 		t.Errorf("no warning that the model is unavailable:\n%s", errOut)
 	}
 	code, out, _ = c.run("status")
-	if code != 0 || !strings.Contains(out, "all pending: no model has run") {
+	// The model is loaded only when the embed job has chunks for it, after
+	// the job has registered it for the layer: status names it as pending.
+	if code != 0 || !strings.Contains(out, "use-lite-512@1 11 pending") {
 		t.Errorf("status (exit %d) does not say the vectors are pending:\n%s", code, out)
 	}
 	var chunks int
@@ -297,5 +299,40 @@ func TestVectorsPendingWhileTheModelIsMissing(t *testing.T) {
 	code, out, _ = c.run("status")
 	if code != 0 || !strings.Contains(out, "use-lite-512@1 0 pending") {
 		t.Errorf("status after the model came back:\n%s", out)
+	}
+}
+
+// TestUnchangedAddDoesNotLoadTheModel: a re-ingest that finds nothing to
+// embed never loads the model, so pointing STRATA_MODEL_DIR at a missing
+// folder gives no warning and the run still reports every vector present.
+func TestUnchangedAddDoesNotLoadTheModel(t *testing.T) {
+	testenv.Require(t, filepath.Join(testenv.VarDir(t), "models", "use-lite", "model.json"), "the local model (make setup)")
+	c := newCLI(t)
+	dir := filepath.Join(testenv.RepoRoot(t), "fixtures", "handbook")
+	if code, out, errOut := c.run("add", dir, "--layer", "handbook", "--wait"); code != 0 {
+		t.Fatalf("first add exited %d\n%s\n%s", code, out, errOut)
+	}
+	missing := map[string]string{"STRATA_MODEL_DIR": filepath.Join(t.TempDir(), "no-model")}
+	code, out, errOut := c.runEnv(missing, "add", dir, "--layer", "handbook", "--wait")
+	if code != 0 {
+		t.Fatalf("second add exited %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Contains(errOut, "embedding model unavailable") || strings.Contains(errOut, "no-model") {
+		t.Errorf("an unchanged folder tried to load the model:\n%s", errOut)
+	}
+	if !strings.Contains(out, "nothing changed") || !strings.Contains(out, "every chunk has a vector of use-lite-512@1") {
+		t.Errorf("second add:\n%s", out)
+	}
+	// A change that needs a vector does load it, and says it cannot.
+	changed := t.TempDir()
+	if err := os.WriteFile(filepath.Join(changed, "note.md"), []byte("# Note\n\nA new paragraph to embed.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = c.runEnv(missing, "add", changed, "--layer", "notes", "--wait")
+	if code != 0 {
+		t.Fatalf("add of a new folder exited %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Count(errOut, "embedding model unavailable") != 1 || !strings.Contains(errOut, "no-model") {
+		t.Errorf("want one warning naming the missing model folder:\n%s", errOut)
 	}
 }
