@@ -24,7 +24,8 @@ import (
 // Version 2: a word longer than MaxWordBytes (or the size, if larger) is cut
 // into pieces of that length; before, it was one chunk however long (a
 // 63 MB file without a space was one chunk that PostgreSQL's full-text
-// index refused).
+// index refused), and a section heading longer than 64 KB is read as text
+// rather than glued to its body.
 const Version = 2
 
 // MaxWordBytes is the longest word kept whole in one chunk when the chunk
@@ -59,8 +60,8 @@ const DefaultSize = 800
 // Options controls chunking.
 type Options struct {
 	// Size is the most bytes of text in a chunk; 0 or less means
-	// DefaultSize. A chunk exceeds it only when a single word does, and
-	// then by at most MaxWordBytes (see there). It
+	// DefaultSize. A chunk exceeds it only when a single word does, and is
+	// then at most MaxWordBytes long (see there). It
 	// counts bytes of UTF-8, not characters, because every offset and ref
 	// does: a ref's width (End-Start) compares directly with a layer's
 	// chunk_size, and a chunk of non-ASCII text is never wider than the
@@ -102,6 +103,9 @@ const (
 // lazily (atomWords) instead of all at once. Below it listing them costs
 // less than keeping track; the chunks are the same either way.
 var minWordRun = 64 << 10 // a variable so that tests can list every sentence lazily
+
+// maxHeading is the longest section heading kept glued to its body.
+const maxHeading = 64 << 10
 
 // atom is a piece of text a chunk boundary may fall around.
 type atom struct {
@@ -302,7 +306,10 @@ func blockAtoms(text string, lay layout, bs, be int) []atom {
 		if i < len(lay.cuts) && lay.cuts[i].off < be {
 			se, next = lay.cuts[i].off, lay.cuts[i].rank
 		}
-		heading := lay.inHeading(ss, se)
+		// A "heading" of more than maxHeading bytes (a Markdown file that
+		// is one long "# ..." line) is read as text: keeping all of it
+		// glued would mean listing every word of it at once.
+		heading := lay.inHeading(ss, se) && se-ss <= maxHeading
 		for _, p := range paragraphs(text, ss, se) {
 			a := atom{start: p.start, end: p.end, from: p.from, rank: rank, kind: atomPara, head: heading}
 			a.glue = heading || endsWithHeading(text, p.from, p.end)

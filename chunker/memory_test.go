@@ -27,19 +27,23 @@ func longSentence(n int) string {
 // multiple of its size, not one atom per word held all at once (which took
 // 60 bytes per byte of text, and 1.95 GB of RSS for a 63 MB file).
 func TestLongSentenceMemory(t *testing.T) {
-	text := longSentence(4 << 20)
-	doc := &schema.ParsedDoc{Text: text}
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	cs := Chunk(doc, nil, Options{Size: 800})
-	runtime.ReadMemStats(&after)
-	if len(cs) < len(text)/800 {
-		t.Fatalf("%d chunks for %d bytes", len(cs), len(text))
-	}
-	alloc := after.TotalAlloc - before.TotalAlloc
-	if perByte := float64(alloc) / float64(len(text)); perByte > 2 {
-		t.Errorf("chunking a %d-byte sentence allocated %d bytes, %.1f per byte of text; want at most 2", len(text), alloc, perByte)
+	long := longSentence(4 << 20)
+	for _, text := range []string{long, "# " + long + "\n\nBody text.\n"} {
+		doc := &schema.ParsedDoc{Text: text}
+		secs := testSections(text, 0)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		cs := Chunk(doc, secs, Options{Size: 800})
+		runtime.ReadMemStats(&after)
+		if len(cs) < len(text)/800 {
+			t.Fatalf("%d chunks for %d bytes", len(cs), len(text))
+		}
+		alloc := after.TotalAlloc - before.TotalAlloc
+		if perByte := float64(alloc) / float64(len(text)); perByte > 2 {
+			t.Errorf("chunking %q… (%d bytes, %d sections) allocated %d bytes, %.1f per byte of text; want at most 2",
+				text[:20], len(text), len(secs), alloc, perByte)
+		}
 	}
 }
 
