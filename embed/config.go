@@ -72,9 +72,9 @@ type Config struct {
 	// LibraryPath is the ONNX Runtime shared library (ONNXRUNTIME_LIB).
 	LibraryPath string
 	// IntraOpThreads is the local model's ONNX Runtime thread count per
-	// call (EMBEDDING_THREADS); 0 means uselite.DefaultThreads, the number of
-	// CPUs up to 8. The threads never busy-wait between calls
-	// (docs/embeddings.md).
+	// call (EMBEDDING_THREADS); 0 leaves it to the daemon: queryd uses 1,
+	// ingestd uselite.DefaultThreads (the number of CPUs, at most 8). The
+	// threads never busy-wait between calls (docs/embeddings.md).
 	IntraOpThreads int
 }
 
@@ -104,7 +104,7 @@ func DefaultConfig() Config {
 //	EMBEDDING_MAX_REQUEST_CHARS  bytes of text per HTTP request, default 200000
 //	EMBEDDING_MAX_RETRIES        retries after a failed attempt, default 5 (max 20)
 //	EMBEDDING_TIMEOUT            per attempt: a Go duration ("30s", "2m") or seconds ("30"); default 60s
-//	EMBEDDING_THREADS            the local model's threads per call, 1-256; default the CPUs, at most 8
+//	EMBEDDING_THREADS            the local model's threads per call, 1-256; default queryd 1, ingestd the CPUs (at most 8)
 //	STRATA_LOCAL_ONLY            true refuses an endpoint that is not on this machine
 //	STRATA_MODEL_DIR             the local model's directory, default var/models/use-lite
 //	ONNXRUNTIME_LIB              ONNX Runtime's library, default var/lib/libonnxruntime.so.1

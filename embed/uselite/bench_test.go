@@ -149,7 +149,8 @@ func peakRSSMiB() float64 {
 // at once, as queryd does under 8 clients, for several ONNX Runtime thread
 // settings: "spin" is the setting before spinning was turned off (worker
 // threads busy-wait, one per CPU). It reports queries/s and the process's
-// CPU milliseconds per query; DefaultThreads is chosen from these figures.
+// CPU milliseconds per query; queryd's default of 1 thread is chosen from
+// these figures and BenchmarkSearchModelThreads's.
 func BenchmarkQueryThreads(b *testing.B) {
 	testModel(b) // skips without the model files
 	cfg := DefaultConfig(varDir(b))
@@ -160,9 +161,8 @@ func BenchmarkQueryThreads(b *testing.B) {
 		spin    bool
 	}{
 		{fmt.Sprintf("spin/threads=%d", cpus), cpus, true},
-		{"threads=1", 1, false},
+		{"threads=1", 1, false}, // queryd's default
 		{"threads=2", 2, false},
-		{fmt.Sprintf("default/threads=%d", DefaultThreads(cpus)), 0, false},
 	}
 	queries := benchSentences(512)
 	for _, c := range cases {
@@ -201,6 +201,44 @@ func BenchmarkQueryThreads(b *testing.B) {
 			b.ReportMetric(float64(n)/wall, "queries/s")
 			b.ReportMetric(1000*(cpuSeconds()-cpu)/float64(n), "cpu-ms/query")
 			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// BenchmarkPassageThreads embeds 64 chunks of about 1,000 characters through
+// EmbedPassages, one call at a time as an ingest's embed job does, for 1 and
+// 2 ONNX Runtime threads: chunks/s and CPU milliseconds per chunk.
+func BenchmarkPassageThreads(b *testing.B) {
+	testModel(b) // skips without the model files
+	cfg := DefaultConfig(varDir(b))
+	sents := benchSentences(64 * 24)
+	texts := make([]string, 64)
+	for i := range texts {
+		var sb strings.Builder
+		for j := 0; sb.Len() < 1000; j++ {
+			sb.WriteString(sents[(i*24+j)%len(sents)])
+			sb.WriteByte(' ')
+		}
+		texts[i] = sb.String()
+	}
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			cfg.IntraOpThreads = threads
+			m, err := Load(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			n := 0
+			cpu := cpuSeconds()
+			for b.Loop() {
+				if _, err := m.EmbedPassages(context.Background(), texts); err != nil {
+					b.Fatal(err)
+				}
+				n += len(texts)
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "chunks/s")
+			b.ReportMetric(1000*(cpuSeconds()-cpu)/float64(n), "cpu-ms/chunk")
 		})
 	}
 }

@@ -18,11 +18,25 @@ import (
 type queryEmbedder struct {
 	emb     embed.Embedder
 	name    string
+	threads int   // the local model's threads per call
 	loadErr error // a configuration or remote-provider error at start
 }
 
+// queryThreads is the local model's thread count in queryd when
+// EMBEDDING_THREADS is unset. A query is one short text, and queryd runs up
+// to QUERYD_MAX_CONCURRENT_SEARCHES of them at once: one thread per query
+// lets two queries run side by side on 2 CPUs instead of sharing both. With
+// 8 clients on 2 CPUs it used 10-15 % less CPU per search than 2 threads at
+// the same throughput (docs/embeddings.md). ingestd keeps the model's
+// default (one per CPU), which embedded chunks 1.5 times faster.
+const queryThreads = 1
+
 func newQueryEmbedder(cfg embed.Config, log *slog.Logger) *queryEmbedder {
 	q := &queryEmbedder{}
+	if cfg.IntraOpThreads == 0 {
+		cfg.IntraOpThreads = queryThreads
+	}
+	q.threads = cfg.IntraOpThreads
 	warn := func(err error) {
 		log.Warn("embedding model unavailable: search answers from full text only (degraded)", slog.String("error", err.Error()))
 	}

@@ -65,3 +65,24 @@ func TestQueryEmbedderWarm(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestQueryEmbedderThreads: queryd runs the local model with one thread per
+// query unless EMBEDDING_THREADS says otherwise.
+func TestQueryEmbedderThreads(t *testing.T) {
+	for env, want := range map[string]int{"": queryThreads, "3": 3} {
+		cfg, err := embed.ConfigFromEnv(func(k string) string {
+			if k == "EMBEDDING_THREADS" {
+				return env
+			}
+			return ""
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := newQueryEmbedder(cfg, slog.New(slog.DiscardHandler))
+		if q.threads != want {
+			t.Errorf("EMBEDDING_THREADS=%q: %d threads, want %d", env, q.threads, want)
+		}
+		q.close()
+	}
+}
