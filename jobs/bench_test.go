@@ -136,10 +136,9 @@ func BenchmarkIngestFiles(b *testing.B) {
 	}{
 		{"river-default/workers=2", 2, 100 * time.Millisecond},
 		{"workers=2", 2, 0},
-		{"workers=4", 4, 0},
+		{fmt.Sprintf("default/workers=%d", jobs.DefaultWorkers(runtime.NumCPU())), jobs.DefaultWorkers(runtime.NumCPU()), 0},
 		{"workers=8", 8, 0},
 		{"workers=16", 16, 0},
-		{fmt.Sprintf("default/workers=%d", jobs.DefaultWorkers(runtime.NumCPU())), jobs.DefaultWorkers(runtime.NumCPU()), 0},
 	}
 	run := 0
 	for _, c := range cases {
