@@ -120,7 +120,7 @@ func BenchmarkMarkdownPipeline(b *testing.B) {
 }
 
 // BenchmarkIngestFiles measures parse-and-store throughput: a fresh layer
-// over the Go blog corpus (339 Markdown files) per iteration, without an
+// over the Go blog corpus (339 files) per iteration, without an
 // embedding model, reported as files/s. Each case gets a database of its
 // own and a pool like ingestd's (pgxpool's default: at most 4 connections on
 // 2 CPUs). "river-default" is River's own fetch cooldown (100ms) with the 2
