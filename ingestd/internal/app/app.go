@@ -127,7 +127,11 @@ type env struct {
 // connect opens the pool and migrates the database, as every daemon does at
 // start-up.
 func (e *env) connect(ctx context.Context) error {
-	pool, err := pgxpool.New(ctx, e.cfg.DatabaseURL)
+	pcfg, err := poolConfig(e.cfg.DatabaseURL, e.cfg.Workers)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
@@ -143,6 +147,23 @@ func (e *env) connect(ctx context.Context) error {
 	}
 	e.pool = pool
 	return nil
+}
+
+// poolConfig is the pool configuration for url with room for workers jobs
+// at once. A job may hold two connections (an embed job keeps one while it
+// waits for its layer's advisory lock and queries through another), and
+// River needs its own to fetch and complete jobs: with pgxpool's default of
+// 4 connections on 2 CPUs, 4 workers running 4 embed jobs deadlocked. A
+// pool_max_conns in the URL is kept as given.
+func poolConfig(url string, workers int) (*pgxpool.Config, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		pcfg.MaxConns = max(pcfg.MaxConns, int32(2*workers+4))
+	}
+	return pcfg, nil
 }
 
 func (e *env) close() {

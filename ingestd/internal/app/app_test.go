@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -334,5 +335,49 @@ func TestUnchangedAddDoesNotLoadTheModel(t *testing.T) {
 	}
 	if strings.Count(errOut, "embedding model unavailable") != 1 || !strings.Contains(errOut, "no-model") {
 		t.Errorf("want one warning naming the missing model folder:\n%s", errOut)
+	}
+}
+
+// TestManyWorkersFinish: with more workers than pgxpool's default of 4
+// connections on 2 CPUs, the per-document embed jobs (each holding a
+// connection while it waits for its layer's lock) used to take every
+// connection and the run never finished.
+func TestManyWorkersFinish(t *testing.T) {
+	testenv.Require(t, filepath.Join(testenv.VarDir(t), "models", "use-lite", "model.json"), "the local model (make setup)")
+	c := newCLI(t)
+	dir := filepath.Join(testenv.RepoRoot(t), "fixtures", "handbook")
+	getenv := func(k string) string {
+		switch k {
+		case "DATABASE_URL":
+			return c.url
+		case "INGEST_WORKERS":
+			return "8"
+		case "STRATA_MODEL_DIR":
+			return filepath.Join(testenv.VarDir(t), "models", "use-lite")
+		case "ONNXRUNTIME_LIB":
+			return filepath.Join(testenv.VarDir(t), "lib", "libonnxruntime.so.1")
+		}
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := Main(ctx, []string{"add", dir, "--layer", "handbook", "--wait"}, getenv, &out, &errb)
+	if ctx.Err() != nil || code != 0 || !strings.Contains(out.String(), "every chunk has a vector") {
+		t.Fatalf("add with 8 workers: exit %d, %v\nstdout:\n%s\nstderr:\n%s", code, ctx.Err(), out.String(), errb.String())
+	}
+}
+
+func TestPoolHasRoomForTheWorkers(t *testing.T) {
+	cfg, err := poolConfig("postgres://u@localhost/db", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxConns < 2*8+4 {
+		t.Errorf("pool of %d connections for 8 workers", cfg.MaxConns)
+	}
+	cfg, err = poolConfig("postgres://u@localhost/db?pool_max_conns=3", 8)
+	if err != nil || cfg.MaxConns != 3 {
+		t.Errorf("pool_max_conns=3 in the URL gave %d connections (%v)", cfg.MaxConns, err)
 	}
 }
