@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/internal/testenv"
@@ -122,8 +124,7 @@ func BenchmarkMarkdownPipeline(b *testing.B) {
 // BenchmarkIngestFiles measures parse-and-store throughput: a fresh layer
 // over the Go blog corpus (339 files) per iteration, without an
 // embedding model, reported as files/s. Each case gets a database of its
-// own and a pool like ingestd's (pgxpool's default: at most 4 connections on
-// 2 CPUs). "river-default" is River's own fetch cooldown (100ms) with the 2
+// own and a pool sized as ingestd sizes it (2 connections per worker + 4). "river-default" is River's own fetch cooldown (100ms) with the 2
 // workers ingestd had before; the others use DefaultFetchCooldown with the
 // given number of workers ("default" is DefaultWorkers for this machine).
 func BenchmarkIngestFiles(b *testing.B) {
@@ -145,9 +146,18 @@ func BenchmarkIngestFiles(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			// A database of its own: ingest slows as the tables grow, which
 			// would favour the cases that run first.
-			pool, _ := dbtest.NewPool(b)
-			ingesttest.Migrate(b, pool)
+			pcfg, err := pgxpool.ParseConfig(dbtest.NewDatabase(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			pcfg.MaxConns = int32(2*c.workers + 4) // as ingestd sizes its pool
 			ctx := context.Background()
+			pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer pool.Close()
+			ingesttest.Migrate(b, pool)
 			client, err := jobs.NewClient(pool, jobs.ClientConfig{Workers: c.workers, FetchCooldown: c.cooldown,
 				Pipeline: jobs.StandardPipeline(parsers.Options{NoOCR: true})})
 			if err != nil {
