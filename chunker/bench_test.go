@@ -3,6 +3,8 @@ package chunker
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stratakb/stratakb/internal/testenv"
@@ -68,4 +70,37 @@ func BenchmarkSentences(b *testing.B) {
 		Sentences(doc.Text, doc.BodyStart, len(doc.Text))
 	}
 	reportMBs(b, len(doc.Text))
+}
+
+// BenchmarkChunkOneLine chunks 8 MB of text that is one line: sentences,
+// words with no sentence end, and base64 with no space. It reports MB/s and
+// the bytes allocated per byte of text (B/op over the text's size): what
+// bounds the memory of a document that is one huge line.
+func BenchmarkChunkOneLine(b *testing.B) {
+	const n = 8 << 20
+	words := longSentence(n)
+	var sentences strings.Builder
+	for i := 0; sentences.Len() < n; i++ {
+		at := i * 60 % (len(words) - 60)
+		sentences.WriteString(words[at : at+58])
+		sentences.WriteString(". The ")
+	}
+	base64 := strings.Repeat("Zm9vYmFyYmF6cXV4", n/16)
+	for _, c := range []struct{ name, text string }{
+		{"sentences", sentences.String()}, {"no-sentence-end", words}, {"no-space", base64},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			doc := &schema.ParsedDoc{Text: c.text}
+			b.SetBytes(int64(len(c.text)))
+			var ms0, ms1 runtime.MemStats
+			runtime.ReadMemStats(&ms0)
+			chunks := 0
+			for b.Loop() {
+				chunks = len(Chunk(doc, nil, Options{Size: 800}))
+			}
+			runtime.ReadMemStats(&ms1)
+			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/float64(b.N)/float64(len(c.text)), "alloc-B/text-B")
+			b.ReportMetric(float64(chunks), "chunks")
+		})
+	}
 }

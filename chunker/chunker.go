@@ -10,7 +10,6 @@
 package chunker
 
 import (
-	"hash/fnv"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -21,7 +20,23 @@ import (
 // Version is the version of the chunking rules. It is stored with each
 // document; increase it whenever a change to this package can move a chunk
 // boundary, so a re-ingest re-chunks documents chunked by an older version.
-const Version = 1
+//
+// Version 2: a word longer than MaxWordBytes (or the size, if larger) is cut
+// into pieces of that length; before, it was one chunk however long (a
+// 63 MB file without a space was one chunk that PostgreSQL's full-text
+// index refused), and a section heading longer than 64 KB is read as text
+// rather than glued to its body.
+const Version = 2
+
+// MaxWordBytes is the longest word kept whole in one chunk when the chunk
+// size is smaller: a longer run of non-space bytes (base64 data, a hex
+// dump, a file without spaces) is cut into pieces of this many bytes, at
+// character boundaries. PostgreSQL's full-text search ignores words of 2,048
+// bytes or more, so cutting them loses no lexical match.
+const MaxWordBytes = 2047
+
+// maxWord is the longest piece of one word a chunk of the given size holds.
+func maxWord(size int) int { return max(size, MaxWordBytes) }
 
 // DefaultSize is the chunk size in bytes of text used when a layer sets none.
 //
@@ -45,7 +60,8 @@ const DefaultSize = 800
 // Options controls chunking.
 type Options struct {
 	// Size is the most bytes of text in a chunk; 0 or less means
-	// DefaultSize. A chunk exceeds it only when a single word does. It
+	// DefaultSize. A chunk exceeds it only when a single word does, and is
+	// then at most MaxWordBytes long (see there). It
 	// counts bytes of UTF-8, not characters, because every offset and ref
 	// does: a ref's width (End-Start) compares directly with a layer's
 	// chunk_size, and a chunk of non-ASCII text is never wider than the
@@ -75,7 +91,21 @@ const (
 	atomPara atomKind = iota
 	atomSentence
 	atomWord
+	// atomWords stands for the words of text[start:end], one atom each, not
+	// yet listed: a sentence of megabytes without a sentence end (a log line,
+	// a file that is one long line) would otherwise hold millions of word
+	// atoms at once. Its words are not glued, its first word is ranked by
+	// rank and the others rankWord; pack lists them as it goes (wordRun).
+	atomWords
 )
+
+// minWordRun is the least length of a sentence whose words are listed
+// lazily (atomWords) instead of all at once. Below it listing them costs
+// less than keeping track; the chunks are the same either way.
+var minWordRun = 64 << 10 // a variable so that tests can list every sentence lazily
+
+// maxHeading is the longest section heading kept glued to its body.
+const maxHeading = 64 << 10
 
 // atom is a piece of text a chunk boundary may fall around.
 type atom struct {
@@ -281,7 +311,10 @@ func blockAtoms(text string, lay layout, bs, be int) []atom {
 		if i < len(lay.cuts) && lay.cuts[i].off < be {
 			se, next = lay.cuts[i].off, lay.cuts[i].rank
 		}
-		heading := lay.inHeading(ss, se)
+		// A "heading" of more than maxHeading bytes (a Markdown file that
+		// is one long "# ..." line) is read as text: keeping all of it
+		// glued would mean listing every word of it at once.
+		heading := lay.inHeading(ss, se) && se-ss <= maxHeading
 		for _, p := range paragraphs(text, ss, se) {
 			a := atom{start: p.start, end: p.end, from: p.from, rank: rank, kind: atomPara, head: heading}
 			a.glue = heading || endsWithHeading(text, p.from, p.end)
@@ -353,7 +386,8 @@ func endsWithHeading(text string, s, e int) bool {
 
 // refine splits atoms until every atom, and every run of atoms glued to a
 // heading, fits in size, splitting paragraphs into sentences and sentences
-// into words. Only a single word longer than size is left over size; a
+// into words. Only a single word longer than size is left over size (cut
+// into pieces of maxWord(size) when it is longer than that); a
 // heading that cannot fit with anything after it is let go of.
 func refine(text string, atoms []atom, size int) []atom {
 	out := make([]atom, 0, len(atoms))
@@ -386,7 +420,7 @@ func refine(text string, atoms []atom, size int) []atom {
 			if splitGlued(text, &group, k, l) {
 				continue
 			}
-			pieces := split(text, group[l])
+			pieces := split(text, group[l], size)
 			if len(pieces) > 1 {
 				group = append(group[:l:l], append(pieces, group[l+1:]...)...)
 				continue
@@ -458,7 +492,8 @@ func firstOversized(group []atom, size int) (k, l int, ok bool) {
 		for l < len(group)-1 && group[l].glue {
 			l++
 		}
-		if group[l].end-group[k].start > size {
+		// The words of an atomWords atom are split as far as they go.
+		if group[l].end-group[k].start > size && !(k == l && group[l].kind == atomWords) {
 			return k, l, true
 		}
 		k = l + 1
@@ -467,9 +502,10 @@ func firstOversized(group []atom, size int) (k, l int, ok bool) {
 }
 
 // split cuts an atom one level finer: a paragraph into sentences (and
-// headings and separator lines), a sentence into words. It returns the atom
-// itself when it cannot be split.
-func split(text string, a atom) []atom {
+// headings and separator lines), a sentence into words, a word longer than
+// maxWord(size) into pieces of that length. It returns the atom itself when
+// it cannot be split.
+func split(text string, a atom, size int) []atom {
 	var pieces []atom
 	if a.kind == atomPara {
 		units := splitUnits(text, a.from, a.end)
@@ -480,6 +516,16 @@ func split(text string, a atom) []atom {
 		} else {
 			a.kind = atomSentence
 		}
+	}
+	if pieces == nil && a.kind == atomSentence && !a.head && a.end-a.start >= minWordRun {
+		if run, ok := wordRun(text, a); ok {
+			return run
+		}
+	}
+	if a.kind == atomWords {
+		// Not reached (refine leaves these atoms alone); listing the words
+		// is always correct.
+		a.kind = atomSentence
 	}
 	if pieces == nil && a.kind == atomSentence {
 		for _, w := range words(text, a.start, a.end) {
@@ -493,13 +539,127 @@ func split(text string, a atom) []atom {
 		if len(pieces) == 1 {
 			a.start, a.end = pieces[0].start, pieces[0].end
 		}
-		return []atom{a}
+		if a.end-a.start <= maxWord(size) {
+			return []atom{a}
+		}
+		pieces = nil
+		for s := a.start; s < a.end; {
+			e := cutWord(text, s, a.end, maxWord(size))
+			pieces = append(pieces, atom{start: s, end: e, rank: rankWord, glue: a.head, head: a.head, kind: atomWord})
+			s = e
+		}
 	}
 	pieces[0].rank = a.rank
 	// The last piece is glued to what follows exactly when the atom was: a
 	// heading that had to let go of its text stays let go.
 	pieces[len(pieces)-1].glue = a.glue
 	return pieces
+}
+
+// wordRun splits a long sentence atom the way split does, into its words,
+// but lists the words between the first and the last as one atomWords atom.
+// The first word takes the sentence's rank (a heading before it may be
+// glued to it) and the last its glue, so the atomWords atom is never part of
+// a glued run and refine never has to look inside it. It reports false when
+// the sentence has fewer than three words.
+func wordRun(text string, a atom) (pieces []atom, ok bool) {
+	s, e := a.start, a.end
+	for s < e && isSpaceByte(text[s]) {
+		s++
+	}
+	for e > s && isSpaceByte(text[e-1]) {
+		e--
+	}
+	fe := s // the first word is text[s:fe]
+	for fe < e && !isSpaceByte(text[fe]) {
+		fe++
+	}
+	ls := e // the last word is text[ls:e]
+	for ls > fe && !isSpaceByte(text[ls-1]) {
+		ls--
+	}
+	rs, re := fe, ls // the words between them, trimmed
+	for rs < re && isSpaceByte(text[rs]) {
+		rs++
+	}
+	for re > rs && isSpaceByte(text[re-1]) {
+		re--
+	}
+	if rs >= re {
+		return nil, false
+	}
+	return []atom{
+		{start: s, end: fe, rank: a.rank, kind: atomWord},
+		{start: rs, end: re, rank: rankWord, kind: atomWords},
+		{start: ls, end: e, rank: rankWord, glue: a.glue, kind: atomWord},
+	}, true
+}
+
+// cutWord returns where the first piece of the word text[s:e] ends: at most
+// limit bytes on, at the start of a character.
+func cutWord(text string, s, e, limit int) int {
+	if e-s <= limit {
+		return e
+	}
+	c := s + limit
+	for c > s+1 && !utf8.RuneStart(text[c]) {
+		c--
+	}
+	if !utf8.RuneStart(text[c]) {
+		c = s + limit // not UTF-8: cut at the limit
+	}
+	return c
+}
+
+// atomStream lists atoms in order, with the words of atomWords atoms listed
+// one by one as they are asked for, so that at most a chunk's worth of them
+// is held at a time. A word longer than limit is listed as pieces, as split
+// cuts it.
+type atomStream struct {
+	text  string
+	limit int
+	atoms []atom
+	next  int  // the next atom of atoms to list
+	pos   int  // inside an atomWords atom: where its next word is looked for
+	inRun bool // listing the words of atoms[next-1]
+	first bool // the next word is the first of its run
+}
+
+// pop returns the next atom, or false at the end.
+func (st *atomStream) pop() (atom, bool) {
+	for {
+		if st.inRun {
+			run := st.atoms[st.next-1]
+			i := st.pos
+			for i < run.end && isSpaceByte(st.text[i]) {
+				i++
+			}
+			if i < run.end {
+				j := i
+				for j < run.end && !isSpaceByte(st.text[j]) {
+					j++
+				}
+				// The rest of a cut word is found from here as a word.
+				j = cutWord(st.text, i, j, st.limit)
+				st.pos = j
+				w := atom{start: i, end: j, rank: rankWord, kind: atomWord}
+				if st.first {
+					w.rank, st.first = run.rank, false
+				}
+				return w, true
+			}
+			st.inRun = false
+		}
+		if st.next >= len(st.atoms) {
+			return atom{}, false
+		}
+		a := st.atoms[st.next]
+		st.next++
+		if a.kind != atomWords {
+			return a, true
+		}
+		st.inRun, st.pos, st.first = true, a.start, true
+	}
 }
 
 // words returns the runs of non-space characters in text[s:e].
@@ -545,36 +705,62 @@ func minFill(rank, size int) int {
 // of a paragraph changes no score. Both sides are hashed because documents
 // repeat openings (".. code-block::", "- ") more than they repeat pairs.
 func gapScore(text string, prev, next atom) uint32 {
-	h := fnv.New32a()
-	h.Write([]byte(text[max(prev.start, prev.end-32):prev.end]))
-	h.Write([]byte{0})
-	h.Write([]byte(text[next.start:min(next.end, next.start+32)]))
-	return h.Sum32()
+	// FNV-1a, written out so that no byte slice is allocated per gap.
+	const offset, prime = 2166136261, 16777619
+	h := uint32(offset)
+	for _, c := range []byte(text[max(prev.start, prev.end-32):prev.end]) {
+		h = (h ^ uint32(c)) * prime
+	}
+	h *= prime // the 0 byte between the two sides: (h ^ 0) * prime
+	for _, c := range []byte(text[next.start:min(next.end, next.start+32)]) {
+		h = (h ^ uint32(c)) * prime
+	}
+	return h
 }
 
-// pack groups atoms into chunk spans of at most size bytes.
+// pack groups atoms into chunk spans of at most size bytes. It reads the
+// atoms through an atomStream and keeps only those from the start of the
+// chunk being packed to just past its size (win).
 func pack(text string, atoms []atom, size int) [][2]int {
+	if len(atoms) == 0 {
+		return nil
+	}
+	end := atoms[len(atoms)-1].end // where the last atom ends
+	st := &atomStream{text: text, limit: maxWord(size), atoms: atoms}
+	var win []atom
+	done := false
+	// has reports whether atom k of the window exists, listing more as
+	// needed.
+	has := func(k int) bool {
+		for len(win) <= k && !done {
+			a, ok := st.pop()
+			if !ok {
+				done = true
+				break
+			}
+			win = append(win, a)
+		}
+		return k < len(win)
+	}
 	var out [][2]int
-	i := 0
-	for i < len(atoms) {
-		s := atoms[i].start
-		last := len(atoms) - 1
-		if atoms[last].end-s <= size {
-			out = append(out, [2]int{s, atoms[last].end})
+	for has(0) {
+		s := win[0].start
+		if end-s <= size {
+			out = append(out, [2]int{s, end})
 			break
 		}
 		best, bestRank, bestScore := -1, 0, uint32(0)
 		far := -1
-		for k := i; k < last && atoms[k].end-s <= size; k++ {
-			if atoms[k].glue {
+		for k := 0; has(k+1) && win[k].end-s <= size; k++ {
+			if win[k].glue {
 				continue
 			}
 			far = k
-			next := atoms[k+1]
-			if atoms[k].end-s < minFill(next.rank, size) {
+			next := win[k+1]
+			if win[k].end-s < minFill(next.rank, size) {
 				continue
 			}
-			sc := gapScore(text, atoms[k], next)
+			sc := gapScore(text, win[k], next)
 			if best < 0 || next.rank > bestRank || next.rank == bestRank && sc >= bestScore {
 				best, bestRank, bestScore = k, next.rank, sc
 			}
@@ -585,13 +771,15 @@ func pack(text string, atoms []atom, size int) [][2]int {
 		if best < 0 {
 			// Nothing fits: the first glued run holds a word longer than
 			// size. End after the run.
-			best = i
-			for best < last && atoms[best].glue {
+			best = 0
+			for has(best+1) && win[best].glue {
 				best++
 			}
 		}
-		out = append(out, [2]int{s, atoms[best].end})
-		i = best + 1
+		out = append(out, [2]int{s, win[best].end})
+		// Drop the packed atoms; copy the rest down so the window's array
+		// stays the size of one chunk's atoms.
+		win = win[:copy(win, win[best+1:])]
 	}
 	return out
 }

@@ -136,6 +136,9 @@ func invariantErr(doc *schema.ParsedDoc, secs []schema.Section, size int, chunks
 		if len(c.Text) > size && strings.ContainsAny(c.Text, " \t\n\r\v\f") {
 			return fmt.Errorf("chunk %d is %d bytes, over size %d, and is not a single word: %q", i, len(c.Text), size, c.Text)
 		}
+		if len(c.Text) > maxWord(size) {
+			return fmt.Errorf("chunk %d is %d bytes, over the longest word piece %d", i, len(c.Text), maxWord(size))
+		}
 		if c.LineStart != schema.LineOf(text, c.Start) || c.LineEnd != schema.LineOf(text, c.End-1) {
 			return fmt.Errorf("chunk %d lines %d-%d", i, c.LineStart, c.LineEnd)
 		}

@@ -32,6 +32,7 @@ const (
 	DefaultTimeout         = 60 * time.Second
 	DefaultMaxRequestChars = 200_000
 	MaxDimensions          = 65536
+	MaxThreads             = 256
 )
 
 // Config says which embedding provider to use and how. Build it with
@@ -70,8 +71,10 @@ type Config struct {
 	ModelDir string
 	// LibraryPath is the ONNX Runtime shared library (ONNXRUNTIME_LIB).
 	LibraryPath string
-	// IntraOpThreads is the local model's thread count; 0 lets ONNX Runtime
-	// decide. No environment variable sets it.
+	// IntraOpThreads is the local model's ONNX Runtime thread count per
+	// call (EMBEDDING_THREADS); 0 leaves it to the daemon: queryd uses 1,
+	// ingestd uselite.DefaultThreads (the number of CPUs, at most 8). The
+	// threads never busy-wait between calls (docs/embeddings.md).
 	IntraOpThreads int
 }
 
@@ -101,6 +104,7 @@ func DefaultConfig() Config {
 //	EMBEDDING_MAX_REQUEST_CHARS  bytes of text per HTTP request, default 200000
 //	EMBEDDING_MAX_RETRIES        retries after a failed attempt, default 5 (max 20)
 //	EMBEDDING_TIMEOUT            per attempt: a Go duration ("30s", "2m") or seconds ("30"); default 60s
+//	EMBEDDING_THREADS            the local model's threads per call, 1-256; default queryd 1, ingestd the CPUs (at most 8)
 //	STRATA_LOCAL_ONLY            true refuses an endpoint that is not on this machine
 //	STRATA_MODEL_DIR             the local model's directory, default var/models/use-lite
 //	ONNXRUNTIME_LIB              ONNX Runtime's library, default var/lib/libonnxruntime.so.1
@@ -144,6 +148,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	integer("EMBEDDING_MAX_REQUEST_CHARS", &c.MaxRequestChars)
 	integer("EMBEDDING_MAX_RETRIES", &c.MaxRetries)
+	integer("EMBEDDING_THREADS", &c.IntraOpThreads)
 	if v := strings.TrimSpace(getenv("EMBEDDING_TIMEOUT")); v != "" {
 		d, err := parseDuration(v)
 		if err != nil {
@@ -204,8 +209,8 @@ func (c Config) Validate() error {
 		if c.LibraryPath == "" {
 			bad("ONNXRUNTIME_LIB: empty; the local model needs the ONNX Runtime library")
 		}
-		if c.IntraOpThreads < 0 {
-			bad("local model threads: %d is negative", c.IntraOpThreads)
+		if c.IntraOpThreads < 0 || c.IntraOpThreads > MaxThreads {
+			bad("EMBEDDING_THREADS: %d is out of range 1-%d (leave it unset for the default)", c.IntraOpThreads, MaxThreads)
 		}
 	case ProviderOpenAI:
 		if c.BatchSize < 1 || c.BatchSize > MaxRemoteBatchSize {
@@ -369,7 +374,7 @@ func (c Config) String() string {
 		}
 		fmt.Fprintf(&b, " batch=%d max_request_chars=%d retries=%d timeout=%s", c.BatchSize, c.MaxRequestChars, c.MaxRetries, c.Timeout)
 	default:
-		fmt.Fprintf(&b, " model_dir=%s onnxruntime_lib=%s batch=%d", c.ModelDir, c.LibraryPath, c.BatchSize)
+		fmt.Fprintf(&b, " model_dir=%s onnxruntime_lib=%s batch=%d threads=%d", c.ModelDir, c.LibraryPath, c.BatchSize, c.IntraOpThreads)
 	}
 	fmt.Fprintf(&b, " local_only=%t", c.LocalOnly)
 	return b.String()
@@ -397,7 +402,8 @@ func (c Config) LogValue() slog.Value {
 		attrs = append(attrs,
 			slog.String("model_dir", c.ModelDir),
 			slog.String("onnxruntime_lib", c.LibraryPath),
-			slog.Int("batch", c.BatchSize))
+			slog.Int("batch", c.BatchSize),
+			slog.Int("threads", c.IntraOpThreads))
 	}
 	attrs = append(attrs, slog.Bool("local_only", c.LocalOnly))
 	return slog.GroupValue(attrs...)

@@ -108,6 +108,10 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{with("EMBEDDING_MAX_REQUEST_CHARS", "0"), "EMBEDDING_MAX_REQUEST_CHARS"},
 		{with("EMBEDDING_BATCH_SIZE", "4096"), "EMBEDDING_BATCH_SIZE"},
 		{map[string]string{"STRATA_MODEL_DIR": " "}, ""}, // blank counts as unset: valid
+		{map[string]string{"EMBEDDING_THREADS": "two"}, "EMBEDDING_THREADS"},
+		{map[string]string{"EMBEDDING_THREADS": "-1"}, "EMBEDDING_THREADS"},
+		{map[string]string{"EMBEDDING_THREADS": "1000"}, "EMBEDDING_THREADS"},
+		{map[string]string{"EMBEDDING_THREADS": "1"}, ""},
 	} {
 		c, err := ConfigFromEnv(env(tc.env))
 		if err == nil {
@@ -256,5 +260,18 @@ func TestConfigNeverShowsKey(t *testing.T) {
 	c.APIKey = ""
 	if !strings.Contains(c.String(), "api_key=unset") {
 		t.Errorf("String() = %s, want api_key=unset", c)
+	}
+}
+
+func TestConfigThreads(t *testing.T) {
+	c, err := ConfigFromEnv(env(map[string]string{"EMBEDDING_THREADS": " 3 "}))
+	if err != nil || c.IntraOpThreads != 3 {
+		t.Fatalf("EMBEDDING_THREADS=3 gave %d threads (%v)", c.IntraOpThreads, err)
+	}
+	if !strings.Contains(c.String(), "threads=3") {
+		t.Errorf("String() does not show the threads: %s", c)
+	}
+	if d := DefaultConfig(); d.IntraOpThreads != 0 {
+		t.Errorf("default threads %d, want 0 (the model's default)", d.IntraOpThreads)
 	}
 }

@@ -2,11 +2,15 @@ package jobs_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
@@ -115,4 +119,85 @@ func BenchmarkMarkdownPipeline(b *testing.B) {
 	}
 	b.ReportMetric(float64(len(files)), "files")
 	b.ReportMetric(float64(chunks), "chunks")
+}
+
+// BenchmarkIngestFiles measures parse-and-store throughput: a fresh layer
+// over the Go blog corpus (339 files) per iteration, without an
+// embedding model, reported as files/s. Each case gets a database of its
+// own and a pool sized as ingestd sizes it (2 connections per worker + 4). "river-default" is River's own fetch cooldown (100ms) with the 2
+// workers ingestd had before; the others use DefaultFetchCooldown with the
+// given number of workers ("default" is DefaultWorkers for this machine).
+func BenchmarkIngestFiles(b *testing.B) {
+	root := filepath.Join(testenv.SharedDir(b), "corpora", "go-blog-markdown")
+	testenv.Require(b, root, "the Go blog corpus")
+	cases := []struct {
+		name     string
+		workers  int
+		cooldown time.Duration
+	}{
+		{"river-default/workers=2", 2, 100 * time.Millisecond},
+		{"workers=2", 2, 0},
+		{fmt.Sprintf("default/workers=%d", jobs.DefaultWorkers(runtime.NumCPU())), jobs.DefaultWorkers(runtime.NumCPU()), 0},
+		{"workers=8", 8, 0},
+		{"workers=16", 16, 0},
+	}
+	run := 0
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			// A database of its own: ingest slows as the tables grow, which
+			// would favour the cases that run first.
+			pcfg, err := pgxpool.ParseConfig(dbtest.NewDatabase(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			pcfg.MaxConns = int32(2*c.workers + 4) // as ingestd sizes its pool
+			ctx := context.Background()
+			pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer pool.Close()
+			ingesttest.Migrate(b, pool)
+			client, err := jobs.NewClient(pool, jobs.ClientConfig{Workers: c.workers, FetchCooldown: c.cooldown,
+				Pipeline: jobs.StandardPipeline(parsers.Options{NoOCR: true})})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := client.Start(ctx); err != nil {
+				b.Fatal(err)
+			}
+			defer client.Stop(ctx) //nolint:errcheck
+			files := 0
+			var busy time.Duration
+			for b.Loop() {
+				run++
+				l, err := jobs.UpsertLayer(ctx, pool, jobs.Layer{Name: fmt.Sprintf("bench-files-%d", run), Root: root,
+					AnswerMode: "grounded", ChunkSize: 800})
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				runID, err := jobs.StartIngest(ctx, pool, client, l.ID, "bench")
+				if err != nil {
+					b.Fatal(err)
+				}
+				for {
+					p, err := jobs.Progress(ctx, pool, runID)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if p.Done() {
+						if p.New == 0 || p.Failed > 0 {
+							b.Fatalf("ingest of %s: %+v", root, p)
+						}
+						files += p.New
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				busy += time.Since(start)
+			}
+			b.ReportMetric(float64(files)/busy.Seconds(), "files/s")
+		})
+	}
 }

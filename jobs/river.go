@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -53,6 +54,10 @@ type ClientConfig struct {
 	// ID is the River client ID: Presence.ClientID for a client that works
 	// jobs, so the jobs it runs can be traced to it. Empty lets River choose.
 	ID string
+	// FetchCooldown is the least time between two fetches of available
+	// jobs; 0 means DefaultFetchCooldown. Benchmarks set River's own
+	// default (100ms) to compare.
+	FetchCooldown time.Duration
 }
 
 // Job timeouts and River's rescue. River makes a job that has been running
@@ -68,6 +73,25 @@ const (
 	// minutes, the walk's 15) and a minute to spare.
 	RescueStuckJobsAfter = 16 * time.Minute
 )
+
+// DefaultFetchCooldown is how soon after one fetch River may fetch again
+// (River's default is 100ms). A fetch takes only as many jobs as there are
+// free workers, and a file job usually takes 10-50 ms, so with River's
+// default each worker sat idle most of the time: 2 workers ingested 19.6
+// files/s whatever the load. docs/ingest.md has the measurement.
+const DefaultFetchCooldown = 5 * time.Millisecond
+
+// DefaultFetchPollInterval is how often River looks for jobs when no
+// insert notification came (River's default is 1s): a job queued by another
+// process, or one whose retry time has come, starts within this.
+const DefaultFetchPollInterval = 200 * time.Millisecond
+
+// DefaultWorkers is the default number of jobs worked at once for a
+// machine with cpus CPUs: two per CPU, at least 4. A file job spends much of
+// its time waiting for PostgreSQL (storing chunks, postings and sections),
+// so more workers than CPUs pay off; on 2 CPUs 4 workers ingested more files
+// per second than 2, and 8 or 16 no more than 4 (docs/ingest.md).
+func DefaultWorkers(cpus int) int { return max(4, 2*cpus) }
 
 // NewClient builds a River client with StrataKB's workers registered. With
 // Workers == 0 the client can only insert jobs.
@@ -89,9 +113,11 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 	river.AddWorker(workers, &EmbedWorker{pool: pool, vec: cfg.Vectorizer, loadErr: cfg.VectorizerErr,
 		batchSize: cfg.EmbedBatch, logger: cfg.Logger})
 	rc := &river.Config{
-		Schema:  RiverSchema,
-		Workers: workers,
-		Logger:  cfg.Logger,
+		Schema:            RiverSchema,
+		Workers:           workers,
+		Logger:            cfg.Logger,
+		FetchCooldown:     cmp.Or(cfg.FetchCooldown, DefaultFetchCooldown),
+		FetchPollInterval: max(DefaultFetchPollInterval, cfg.FetchCooldown),
 	}
 	if cfg.Workers > 0 {
 		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}

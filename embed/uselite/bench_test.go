@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -140,4 +143,102 @@ func peakRSSMiB() float64 {
 		}
 	}
 	return 0
+}
+
+// BenchmarkQueryThreads embeds one short query per call from 8 goroutines
+// at once, as queryd does under 8 clients, for several ONNX Runtime thread
+// settings: "spin" is the setting before spinning was turned off (worker
+// threads busy-wait, one per CPU). It reports queries/s and the process's
+// CPU milliseconds per query; queryd's default of 1 thread is chosen from
+// these figures and BenchmarkSearchModelThreads's.
+func BenchmarkQueryThreads(b *testing.B) {
+	testModel(b) // skips without the model files
+	cfg := DefaultConfig(varDir(b))
+	cpus := runtime.NumCPU()
+	cases := []struct {
+		name    string
+		threads int
+		spin    bool
+	}{
+		{fmt.Sprintf("spin/threads=%d", cpus), cpus, true},
+		{"threads=1", 1, false}, // queryd's default
+		{"threads=2", 2, false},
+	}
+	queries := benchSentences(512)
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			cfg.IntraOpThreads, cfg.Spin = c.threads, c.spin
+			m, err := Load(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			var next atomic.Int64
+			n := 0
+			cpu := cpuSeconds()
+			start := time.Now()
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for range 8 {
+					wg.Go(func() {
+						for {
+							i := int(next.Add(1) - 1)
+							if i >= len(queries) {
+								return
+							}
+							if _, err := m.Embed(context.Background(), []string{queries[i]}); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				n += len(queries)
+				next.Store(0)
+			}
+			wall := time.Since(start).Seconds()
+			b.ReportMetric(float64(n)/wall, "queries/s")
+			b.ReportMetric(1000*(cpuSeconds()-cpu)/float64(n), "cpu-ms/query")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+}
+
+// BenchmarkPassageThreads embeds 64 chunks of about 1,000 characters through
+// EmbedPassages, one call at a time as an ingest's embed job does, for 1 and
+// 2 ONNX Runtime threads: chunks/s and CPU milliseconds per chunk.
+func BenchmarkPassageThreads(b *testing.B) {
+	testModel(b) // skips without the model files
+	cfg := DefaultConfig(varDir(b))
+	sents := benchSentences(64 * 24)
+	texts := make([]string, 64)
+	for i := range texts {
+		var sb strings.Builder
+		for j := 0; sb.Len() < 1000; j++ {
+			sb.WriteString(sents[(i*24+j)%len(sents)])
+			sb.WriteByte(' ')
+		}
+		texts[i] = sb.String()
+	}
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			cfg.IntraOpThreads = threads
+			m, err := Load(cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			n := 0
+			cpu := cpuSeconds()
+			for b.Loop() {
+				if _, err := m.EmbedPassages(context.Background(), texts); err != nil {
+					b.Fatal(err)
+				}
+				n += len(texts)
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "chunks/s")
+			b.ReportMetric(1000*(cpuSeconds()-cpu)/float64(n), "cpu-ms/chunk")
+		})
+	}
 }

@@ -217,3 +217,26 @@ func TestClose(t *testing.T) {
 		t.Error("Embed after Close succeeded, want an error")
 	}
 }
+
+// TestSessionOptionsTurnSpinningOff: ONNX Runtime's threads must not
+// busy-wait between calls unless Config.Spin asks for it.
+func TestSessionOptionsTurnSpinningOff(t *testing.T) {
+	testModel(t) // initialises ONNX Runtime, or skips without it
+	for _, spin := range []bool{false, true} {
+		opts, err := sessionOptions(Config{IntraOpThreads: 1, Spin: spin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "0"
+		if spin {
+			want = "1"
+		}
+		for _, key := range []string{"session.intra_op.allow_spinning", "session.inter_op.allow_spinning"} {
+			got, err := opts.GetSessionConfigEntry(key)
+			if err != nil || got != want {
+				t.Errorf("Spin=%t: %s = %q (%v), want %q", spin, key, got, err, want)
+			}
+		}
+		_ = opts.Destroy()
+	}
+}

@@ -45,15 +45,28 @@ const MaxPieces = 128
 // texts are batched fewer at a time (at most 2,048 padded pieces per call).
 const DefaultBatchSize = 64
 
+// DefaultThreads is ONNX Runtime's thread count per call when
+// Config.IntraOpThreads is 0, for a machine with cpus CPUs: one per CPU, at
+// most 8. On 2 CPUs, with spinning off, 2 threads gave the most 8-client
+// search throughput and 1 thread about 10 % less CPU per query
+// (docs/embeddings.md). The cap of 8 is not measured: a query of at most
+// 128 pieces has little work to share among more threads.
+func DefaultThreads(cpus int) int { return min(max(1, cpus), 8) }
+
 // Config says where the model and ONNX Runtime are and how to run them.
 type Config struct {
 	// ModelDir holds model.json, its weight shards and vocab.json.
 	ModelDir string
 	// LibraryPath is the ONNX Runtime shared library (libonnxruntime.so.1).
 	LibraryPath string
-	// IntraOpThreads is ONNX Runtime's thread count per call; 0 means the
-	// number of CPUs.
+	// IntraOpThreads is ONNX Runtime's thread count per call; 0 means
+	// DefaultThreads.
 	IntraOpThreads int
+	// Spin lets ONNX Runtime's worker threads busy-wait for work between
+	// and after calls. It is off by default: on a small machine the spinning
+	// threads took most of the CPU of a query (docs/embeddings.md) and
+	// starved the other requests; benchmarks turn it on to compare.
+	Spin bool
 	// BatchSize is the most texts per call; 0 means DefaultBatchSize.
 	BatchSize int
 }
@@ -154,21 +167,11 @@ func Load(cfg Config) (*Model, error) {
 	if err := initEnvironment(cfg.LibraryPath); err != nil {
 		return nil, err
 	}
-	opts, err := ort.NewSessionOptions()
+	opts, err := sessionOptions(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("uselite: session options: %w", err)
+		return nil, err
 	}
 	defer opts.Destroy()
-	threads := cfg.IntraOpThreads
-	if threads == 0 {
-		threads = runtime.NumCPU()
-	}
-	if err := opts.SetIntraOpNumThreads(threads); err != nil {
-		return nil, fmt.Errorf("uselite: set intra-op threads: %w", err)
-	}
-	if err := opts.SetInterOpNumThreads(1); err != nil {
-		return nil, fmt.Errorf("uselite: set inter-op threads: %w", err)
-	}
 	session, err := ort.NewDynamicAdvancedSessionWithONNXData(onnx, []string{"ids", "mask"}, []string{"embedding"}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("uselite: create session: %w", err)
@@ -181,6 +184,41 @@ func Load(cfg Config) (*Model, error) {
 	// ONNX Runtime holds its own copy: hand the memory back to the system.
 	debug.FreeOSMemory()
 	return &Model{tok: tok, batchSize: batch, session: session}, nil
+}
+
+// sessionOptions are the ONNX Runtime session options for cfg: the thread
+// counts, and spinning off unless cfg.Spin.
+func sessionOptions(cfg Config) (*ort.SessionOptions, error) {
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("uselite: session options: %w", err)
+	}
+	threads := cfg.IntraOpThreads
+	if threads == 0 {
+		threads = DefaultThreads(runtime.NumCPU())
+	}
+	spin := "0"
+	if cfg.Spin {
+		spin = "1"
+	}
+	err = opts.SetIntraOpNumThreads(threads)
+	if err != nil {
+		err = fmt.Errorf("uselite: set intra-op threads: %w", err)
+	} else if err = opts.SetInterOpNumThreads(1); err != nil {
+		err = fmt.Errorf("uselite: set inter-op threads: %w", err)
+	}
+	for _, key := range []string{"session.intra_op.allow_spinning", "session.inter_op.allow_spinning"} {
+		if err == nil {
+			if err = opts.AddSessionConfigEntry(key, spin); err != nil {
+				err = fmt.Errorf("uselite: set %s: %w", key, err)
+			}
+		}
+	}
+	if err != nil {
+		_ = opts.Destroy()
+		return nil, err
+	}
+	return opts, nil
 }
 
 func requireFiles(paths ...string) error {

@@ -19,14 +19,32 @@ func Load(cfg embed.Config, logger *slog.Logger) (embed.Embedder, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return embed.New(cfg, logger, func(c embed.Config) (embed.Embedder, error) {
-		m, err := uselite.Load(uselite.Config{ModelDir: c.ModelDir, LibraryPath: c.LibraryPath,
-			IntraOpThreads: c.IntraOpThreads, BatchSize: c.BatchSize})
-		if err != nil {
-			return nil, err
-		}
-		return local{Embedder: embed.Adapt(m), m: m}, nil
-	})
+	return embed.New(cfg, logger, loadLocal)
+}
+
+// Lazy is Load for the daemons: it checks the configuration now, but the
+// local model is loaded only when the first vector is needed (see
+// embed.Lazy), so a command that embeds nothing never pays for it. onFail,
+// when not nil, is called once with the error of a failed load. A remote
+// provider loads nothing and is returned as Load returns it.
+func Lazy(cfg embed.Config, logger *slog.Logger, onFail func(error)) (embed.Embedder, error) {
+	if cfg.Provider != embed.ProviderLocal {
+		return Load(cfg, logger)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	info := embed.ModelInfo{Name: uselite.ModelName, Dims: uselite.Dims}
+	return embed.NewLazy(info, func() (embed.Embedder, error) { return Load(cfg, logger) }, onFail), nil
+}
+
+func loadLocal(c embed.Config) (embed.Embedder, error) {
+	m, err := uselite.Load(uselite.Config{ModelDir: c.ModelDir, LibraryPath: c.LibraryPath,
+		IntraOpThreads: c.IntraOpThreads, BatchSize: c.BatchSize})
+	if err != nil {
+		return nil, err
+	}
+	return local{Embedder: embed.Adapt(m), m: m}, nil
 }
 
 // local is the local model: Embed for queries, EmbedPassages for chunks.

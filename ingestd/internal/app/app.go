@@ -129,7 +129,11 @@ type env struct {
 // connect opens the pool and migrates the database, as every daemon does at
 // start-up.
 func (e *env) connect(ctx context.Context) error {
-	pool, err := pgxpool.New(ctx, e.cfg.DatabaseURL)
+	pcfg, err := poolConfig(e.cfg.DatabaseURL, e.cfg.Workers)
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
 		return fmt.Errorf("database: %w", err)
 	}
@@ -147,6 +151,23 @@ func (e *env) connect(ctx context.Context) error {
 	return nil
 }
 
+// poolConfig is the pool configuration for url with room for workers jobs
+// at once. A job may hold two connections (an embed job keeps one while it
+// waits for its layer's advisory lock and queries through another), and
+// River needs its own to fetch and complete jobs: with pgxpool's default of
+// 4 connections on 2 CPUs, 4 workers running 4 embed jobs deadlocked. A
+// pool_max_conns in the URL is kept as given.
+func poolConfig(url string, workers int) (*pgxpool.Config, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		pcfg.MaxConns = max(pcfg.MaxConns, int32(2*workers+4))
+	}
+	return pcfg, nil
+}
+
 func (e *env) close() {
 	if e.pool != nil {
 		e.pool.Close()
@@ -156,16 +177,20 @@ func (e *env) close() {
 	}
 }
 
-// clientConfig loads the embedding model for workers. When it cannot be
-// loaded, ingestion goes on: chunks are stored and their vectors stay
-// pending until a process with a working model fills them in.
+// clientConfig sets up the embedding model for workers. The local model is
+// loaded only when an embed job first has chunks to embed, so a run that
+// changes nothing never loads it. When it cannot be loaded, ingestion goes
+// on: chunks are stored and their vectors stay pending until a process with
+// a working model fills them in.
 func (e *env) clientConfig(ctx context.Context, workers int) jobs.ClientConfig {
 	cc := jobs.ClientConfig{Workers: workers, Logger: quietLogger(e.logger), Pipeline: e.pipeline(),
 		EmbedBatch: e.cfg.Embed.BatchSize}
 	if workers == 0 {
 		return cc
 	}
-	emb, err := embedding.Load(e.cfg.Embed, e.logger)
+	emb, err := embedding.Lazy(e.cfg.Embed, e.logger, func(err error) {
+		e.logger.Warn("embedding model unavailable: documents are stored and their vectors stay pending", "error", err)
+	})
 	if err == nil {
 		var mi embed.ModelInfo
 		if mi, err = embed.ResolveModel(ctx, emb); err == nil && mi.Name != "" {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/xuri/excelize/v2"
@@ -281,7 +282,9 @@ func TestVectorsPendingWhileTheModelIsMissing(t *testing.T) {
 		t.Errorf("no warning that the model is unavailable:\n%s", errOut)
 	}
 	code, out, _ = c.run("status")
-	if code != 0 || !strings.Contains(out, "all pending: no model has run") {
+	// The model is loaded only when the embed job has chunks for it, after
+	// the job has registered it for the layer: status names it as pending.
+	if code != 0 || !strings.Contains(out, "use-lite-512@1 11 pending") {
 		t.Errorf("status (exit %d) does not say the vectors are pending:\n%s", code, out)
 	}
 	var chunks int
@@ -480,5 +483,84 @@ func TestStoredFileThatIsSkippedNow(t *testing.T) {
 	var docs int
 	if err := c.pool().QueryRow(context.Background(), `SELECT count(*) FROM strata.documents`).Scan(&docs); err != nil || docs != 1 {
 		t.Errorf("%d documents left (%v), want a.md only", docs, err)
+	}
+}
+
+// TestUnchangedAddDoesNotLoadTheModel: a re-ingest that finds nothing to
+// embed never loads the model, so pointing STRATA_MODEL_DIR at a missing
+// folder gives no warning and the run still reports every vector present.
+func TestUnchangedAddDoesNotLoadTheModel(t *testing.T) {
+	testenv.Require(t, filepath.Join(testenv.VarDir(t), "models", "use-lite", "model.json"), "the local model (make setup)")
+	c := newCLI(t)
+	dir := filepath.Join(testenv.RepoRoot(t), "fixtures", "handbook")
+	if code, out, errOut := c.run("add", dir, "--layer", "handbook", "--wait"); code != 0 {
+		t.Fatalf("first add exited %d\n%s\n%s", code, out, errOut)
+	}
+	missing := map[string]string{"STRATA_MODEL_DIR": filepath.Join(t.TempDir(), "no-model")}
+	code, out, errOut := c.runEnv(missing, "add", dir, "--layer", "handbook", "--wait")
+	if code != 0 {
+		t.Fatalf("second add exited %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Contains(errOut, "embedding model unavailable") || strings.Contains(errOut, "no-model") {
+		t.Errorf("an unchanged folder tried to load the model:\n%s", errOut)
+	}
+	if !strings.Contains(out, "nothing changed") || !strings.Contains(out, "every chunk has a vector of use-lite-512@1") {
+		t.Errorf("second add:\n%s", out)
+	}
+	// A change that needs a vector does load it, and says it cannot.
+	changed := t.TempDir()
+	if err := os.WriteFile(filepath.Join(changed, "note.md"), []byte("# Note\n\nA new paragraph to embed.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = c.runEnv(missing, "add", changed, "--layer", "notes", "--wait")
+	if code != 0 {
+		t.Fatalf("add of a new folder exited %d\n%s\n%s", code, out, errOut)
+	}
+	if strings.Count(errOut, "embedding model unavailable") != 1 || !strings.Contains(errOut, "no-model") {
+		t.Errorf("want one warning naming the missing model folder:\n%s", errOut)
+	}
+}
+
+// TestManyWorkersFinish: with more workers than pgxpool's default of 4
+// connections on 2 CPUs, the per-document embed jobs (each holding a
+// connection while it waits for its layer's lock) used to take every
+// connection and the run never finished.
+func TestManyWorkersFinish(t *testing.T) {
+	testenv.Require(t, filepath.Join(testenv.VarDir(t), "models", "use-lite", "model.json"), "the local model (make setup)")
+	c := newCLI(t)
+	dir := filepath.Join(testenv.RepoRoot(t), "fixtures", "handbook")
+	getenv := func(k string) string {
+		switch k {
+		case "DATABASE_URL":
+			return c.url
+		case "INGEST_WORKERS":
+			return "8"
+		case "STRATA_MODEL_DIR":
+			return filepath.Join(testenv.VarDir(t), "models", "use-lite")
+		case "ONNXRUNTIME_LIB":
+			return filepath.Join(testenv.VarDir(t), "lib", "libonnxruntime.so.1")
+		}
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var out, errb bytes.Buffer
+	code := Main(ctx, []string{"add", dir, "--layer", "handbook", "--wait"}, getenv, &out, &errb)
+	if ctx.Err() != nil || code != 0 || !strings.Contains(out.String(), "every chunk has a vector") {
+		t.Fatalf("add with 8 workers: exit %d, %v\nstdout:\n%s\nstderr:\n%s", code, ctx.Err(), out.String(), errb.String())
+	}
+}
+
+func TestPoolHasRoomForTheWorkers(t *testing.T) {
+	cfg, err := poolConfig("postgres://u@localhost/db", 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxConns < 2*8+4 {
+		t.Errorf("pool of %d connections for 8 workers", cfg.MaxConns)
+	}
+	cfg, err = poolConfig("postgres://u@localhost/db?pool_max_conns=3", 8)
+	if err != nil || cfg.MaxConns != 3 {
+		t.Errorf("pool_max_conns=3 in the URL gave %d connections (%v)", cfg.MaxConns, err)
 	}
 }

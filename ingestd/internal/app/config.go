@@ -28,7 +28,7 @@ type Config struct {
 // LoadConfig builds the configuration: defaults, then the environment, then
 // Validate. Errors name the variable.
 func LoadConfig(getenv func(string) string) (Config, error) {
-	c := Config{Workers: max(2, runtime.NumCPU()), MaxFileMB: 100}
+	c := Config{Workers: jobs.DefaultWorkers(runtime.NumCPU()), MaxFileMB: 100}
 	var err error
 	if c.DatabaseURL, err = config.DatabaseURL(getenv); err != nil {
 		return c, err

@@ -7,20 +7,40 @@ import (
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/embedding"
 	searchpkg "github.com/stratakb/stratakb/queryd/internal/search"
+	"github.com/stratakb/stratakb/queryd/internal/server"
 )
 
-// queryEmbedder holds the model queries are embedded with. When it cannot
-// be loaded, search answers from the lexical channel and says it is
-// degraded; /healthz reports the error.
+// queryEmbedder holds the model queries are embedded with. The local model
+// is loaded when the first query needs a vector (or, for serve, in the
+// background at start; see warm). When it cannot be loaded, search answers
+// from the lexical channel and says it is degraded; /healthz reports the
+// error.
 type queryEmbedder struct {
 	emb     embed.Embedder
 	name    string
-	loadErr error
+	threads int   // the local model's threads per call
+	loadErr error // a configuration or remote-provider error at start
 }
+
+// queryThreads is the local model's thread count in queryd when
+// EMBEDDING_THREADS is unset. A query is one short text, and queryd runs up
+// to QUERYD_MAX_CONCURRENT_SEARCHES of them at once: one thread per query
+// lets two queries run side by side on 2 CPUs instead of sharing both. With
+// 8 clients on 2 CPUs it used 10-15 % less CPU per search than 2 threads at
+// the same throughput (docs/embeddings.md). ingestd keeps the model's
+// default (one per CPU), which embedded chunks 1.5 times faster.
+const queryThreads = 1
 
 func newQueryEmbedder(cfg embed.Config, log *slog.Logger) *queryEmbedder {
 	q := &queryEmbedder{}
-	emb, err := embedding.Load(cfg, log)
+	if cfg.IntraOpThreads == 0 {
+		cfg.IntraOpThreads = queryThreads
+	}
+	q.threads = cfg.IntraOpThreads
+	warn := func(err error) {
+		log.Warn("embedding model unavailable: search answers from full text only (degraded)", slog.String("error", err.Error()))
+	}
+	emb, err := embedding.Lazy(cfg, log, warn)
 	if err == nil {
 		var mi embed.ModelInfo
 		if mi, err = embed.ResolveModel(context.Background(), emb); err == nil {
@@ -30,8 +50,16 @@ func newQueryEmbedder(cfg embed.Config, log *slog.Logger) *queryEmbedder {
 		_ = embed.Close(emb)
 	}
 	q.loadErr = err
-	log.Warn("embedding model unavailable: search answers from full text only (degraded)", slog.String("error", err.Error()))
+	warn(err)
 	return q
+}
+
+// warm starts loading a lazily loaded model in the background, so that the
+// first query of a server does not wait for it.
+func (q *queryEmbedder) warm() {
+	if l, ok := q.emb.(*embed.Lazy); ok {
+		go func() { _, _ = l.Get(context.Background()) }()
+	}
 }
 
 // options are the search options with this embedder.
@@ -46,9 +74,23 @@ func (q *queryEmbedder) options(cfg Config) searchpkg.Options {
 	return o
 }
 
-// ModelHealth reports the model for /healthz.
+// ModelHealth reports the model for /healthz: its name, and an error while
+// it is not loaded yet, is loading or failed to load.
 func (q *queryEmbedder) ModelHealth(context.Context) (string, error) {
-	return q.name, q.loadErr
+	if q.loadErr != nil {
+		return q.name, q.loadErr
+	}
+	if l, ok := q.emb.(*embed.Lazy); ok {
+		switch st, err := l.State(); st {
+		case embed.Loaded:
+			return q.name, nil
+		case embed.Failed:
+			return q.name, err
+		default:
+			return q.name, server.ErrModelNotLoaded
+		}
+	}
+	return q.name, nil
 }
 
 func (q *queryEmbedder) close() {

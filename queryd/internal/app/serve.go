@@ -44,6 +44,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	q := newQueryEmbedder(cfg.Embed, log)
 	defer q.close()
+	q.warm() // nearly every query needs a vector: load now, in the background
 	metrics := server.NewMetrics()
 	opts := q.options(cfg)
 	opts.Logger = log

@@ -267,7 +267,10 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	if s.deps.Model != nil {
 		name, err := s.deps.Model.ModelHealth(ctx)
 		h.EmbeddingModel = ComponentHealth{Status: "ok", Name: name}
-		if err != nil {
+		if errors.Is(err, ErrModelNotLoaded) {
+			// Loaded on the first query that needs a vector: not a fault.
+			h.EmbeddingModel.Status = "not loaded yet"
+		} else if err != nil {
 			s.log.Warn("health: embedding model", slog.String(logError, err.Error()))
 			h.EmbeddingModel = ComponentHealth{Status: "unavailable", Name: name, Error: "the embedding model cannot embed"}
 			if h.Status == "ok" {

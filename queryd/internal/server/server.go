@@ -33,6 +33,11 @@ type ModelHealth interface {
 	ModelHealth(ctx context.Context) (name string, err error)
 }
 
+// ErrModelNotLoaded is what ModelHealth returns (matched with errors.Is)
+// for a model that is loaded on first use and has not been needed yet, or
+// is loading: /healthz says "not loaded yet" and the server stays "ok".
+var ErrModelNotLoaded = errors.New("the embedding model is not loaded yet")
+
 // Deps are what the tools and health checks run on. A nil dependency leaves
 // out the tools that need it.
 type Deps struct {
