@@ -18,25 +18,15 @@ import (
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
-// asQuerydRole returns a migrated database's URL rewritten to connect as the
-// queryd role, which the migrations create without a login; the test cluster
-// trusts local connections, so granting LOGIN is enough.
+// asQuerydRole returns a migrated database and its URL rewritten to connect
+// as the read-only queryd role.
 func asQuerydRole(t *testing.T) (owner *pgxpool.Pool, querydURL string) {
 	t.Helper()
-	ctx := context.Background()
 	owner, ownerURL := dbtest.NewPool(t)
-	if err := jobs.Migrate(ctx, owner); err != nil {
+	if err := jobs.Migrate(context.Background(), owner); err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
-	if _, err := owner.Exec(ctx, `ALTER ROLE queryd LOGIN`); err != nil {
-		t.Fatalf("let queryd log in: %v", err)
-	}
-	u, err := url.Parse(ownerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.User("queryd")
-	return owner, u.String()
+	return owner, dbtest.QuerydURL(t, ownerURL)
 }
 
 // TestQuerydRoleCannotWrite proves that queryd's database role, not just its

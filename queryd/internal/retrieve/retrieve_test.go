@@ -3,19 +3,18 @@ package retrieve
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/internal/testenv"
 	"github.com/stratakb/stratakb/jobs"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
@@ -30,25 +29,7 @@ func (bow) Model() embed.ModelInfo { return embed.ModelInfo{Name: "test-bow-64@1
 func (bow) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
-		v := make([]float32, 64)
-		for _, w := range strings.FieldsFunc(strings.ToLower(t), func(r rune) bool {
-			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-		}) {
-			h := fnv.New32a()
-			h.Write([]byte(w))
-			v[h.Sum32()%64]++
-		}
-		var n float64
-		for _, x := range v {
-			n += float64(x) * float64(x)
-		}
-		if n == 0 {
-			v[0], n = 1, 1
-		}
-		for j := range v {
-			v[j] = float32(float64(v[j]) / math.Sqrt(n))
-		}
-		out[i] = v
+		out[i] = testenv.BagOfWords(t, 64)
 	}
 	return out, nil
 }

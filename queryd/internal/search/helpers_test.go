@@ -3,20 +3,17 @@ package search
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
-	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
-	"unicode"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/internal/testenv"
 	"github.com/stratakb/stratakb/jobs"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
@@ -54,26 +51,7 @@ func (b *bowEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 	}
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
-		dims := b.size()
-		v := make([]float32, dims)
-		for _, w := range strings.FieldsFunc(strings.ToLower(t), func(r rune) bool {
-			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-		}) {
-			h := fnv.New32a()
-			h.Write([]byte(w))
-			v[h.Sum32()%uint32(dims)]++
-		}
-		var n float64
-		for _, x := range v {
-			n += float64(x) * float64(x)
-		}
-		if n == 0 {
-			v[0], n = 1, 1
-		}
-		for j := range v {
-			v[j] = float32(float64(v[j]) / math.Sqrt(n))
-		}
-		out[i] = v
+		out[i] = testenv.BagOfWords(t, b.size())
 	}
 	return out, nil
 }
