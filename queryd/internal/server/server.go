@@ -16,7 +16,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
-	"github.com/stratakb/stratakb/queryd/internal/server/scrub"
+	"github.com/stratakb/stratakb/queryd/internal/scrub"
 )
 
 // Version is reported to MCP clients as the server's version.
