@@ -129,4 +129,3 @@ func TestCheckNames(t *testing.T) {
 		t.Errorf("no names: %+v", c)
 	}
 }
-
