@@ -3,6 +3,8 @@ package ask
 import (
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 )
 
 // CharsPerToken is the one token estimate used everywhere ANSWER_TOKEN_BUDGET
@@ -17,7 +19,7 @@ const MaxPassages = 50
 // NeverCut is the length, in characters, up to which a named clause is
 // never cut, and the head every later clause keeps room for when the budget
 // is shared.
-const NeverCut = 200
+const NeverCut = retrieve.NeverCut
 
 // Tokens estimates the tokens of s: its characters (not bytes) divided by
 // CharsPerToken, rounded up.

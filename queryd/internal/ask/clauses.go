@@ -3,16 +3,17 @@ package ask
 import (
 	"fmt"
 	"strings"
+
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 )
 
-// MaxClauseMatches is how many sections matching the named clauses are read
-// for one answer; MaxClauseCandidates is how many candidates the lookup
-// counts at most; MaxReferences is how many of a question's references are
-// looked up.
+// The exact lookup's limits are retrieve's: how many matching sections are
+// read, how many candidates the lookup counts, how many references it looks
+// up.
 const (
-	MaxClauseMatches    = 10
-	MaxClauseCandidates = 50
-	MaxReferences       = 10
+	MaxClauseMatches    = retrieve.MaxExactResults
+	MaxClauseCandidates = retrieve.MaxCandidates
+	MaxReferences       = retrieve.MaxReferences
 )
 
 // NamedClause is one section a question names, as read for the answer.

@@ -19,8 +19,8 @@ const (
 	// 1,500 tokens at about 4 characters a token. Longer sections are cut
 	// at a word and marked cut.
 	ExactTextLimit = 6000
-	// neverCut: a section this short is never cut.
-	neverCut = 200
+	// NeverCut: a section this short is never cut.
+	NeverCut = 200
 )
 
 // Section is an exact section: one the query names.
@@ -153,9 +153,9 @@ func keyIndex(keys []string, k string) int {
 }
 
 // cutAtWord shortens s to at most limit bytes, ending at a word, and says
-// whether it did. A text of neverCut characters or less is never cut.
+// whether it did. A text of NeverCut characters or less is never cut.
 func cutAtWord(s string, limit int) (string, bool) {
-	if len(s) <= limit || utf8.RuneCountInString(s) <= neverCut {
+	if len(s) <= limit || utf8.RuneCountInString(s) <= NeverCut {
 		return s, false
 	}
 	cut := limit
