@@ -97,7 +97,7 @@ func (l *lazyStore) get(ctx context.Context) (*searchpkg.Searcher, error) {
 	}
 	st, err := store.Open(ctx, l.url, store.WithGate(l.gate))
 	if store.IsUnreachable(err) {
-		return nil, searchpkg.Unreachable(err)
+		return nil, store.Unreachable(err)
 	}
 	if err != nil {
 		return nil, qerr.Unavailablef(err, "the database is not migrated for this queryd, or refused queryd's role (the server log has the error; 'ingestd migrate' applies the migrations)")

@@ -55,7 +55,7 @@ func TestBadInputAndCache(t *testing.T) {
 		if err == nil {
 			t.Fatal("PostgreSQL took a NUL byte")
 		}
-		if got := dbError(ctx, err, "run the full-text search"); qerr.KindOf(got) != qerr.Invalid {
+		if got := store.CallerError(ctx, err, "run the full-text search"); qerr.KindOf(got) != qerr.Invalid {
 			t.Errorf("SQLSTATE 22021 became %v", got)
 		}
 	})
@@ -160,7 +160,7 @@ func TestUnreachableDatabaseSaysSo(t *testing.T) {
 	for i := range 3 {
 		_, err := s.Search(ctx, Request{Query: "carry over leave days"})
 		var qe *qerr.Error
-		if !errors.As(err, &qe) || qe.Kind != qerr.Unavailable || qe.Msg != MsgUnreachable {
+		if !errors.As(err, &qe) || qe.Kind != qerr.Unavailable || qe.Msg != store.MsgUnreachable {
 			t.Fatalf("search %d with the database gone: %v", i+1, err)
 		}
 		if !store.IsUnreachable(err) {

@@ -49,7 +49,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, d *route.Decisi
 	if err != nil {
 		var se *retrieve.StoreError
 		if errors.As(err, &se) {
-			return nil, dbError(ctx, se.Err, se.Op)
+			return nil, store.CallerError(ctx, se.Err, se.Op)
 		}
 		return nil, err
 	}

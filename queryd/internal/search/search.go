@@ -223,7 +223,7 @@ func NewWithOptions(st retrieve.Corpus, opt Options) *Searcher {
 // as text. Layers are trimmed and repeats dropped (first mention kept), so
 // that ["a","a"] and ["a"] are the same search.
 func (r *Request) Validate() error {
-	if err := checkText("query", "", r.Query); err != nil {
+	if err := qerr.CheckText("query", "", r.Query); err != nil {
 		return err
 	}
 	r.Query = strings.TrimSpace(r.Query)
@@ -241,7 +241,7 @@ func (r *Request) Validate() error {
 	}
 	var layers []string
 	for i, l := range r.Layers {
-		if err := checkText("layers", fmt.Sprintf("entry %d", i), l); err != nil {
+		if err := qerr.CheckText("layers", fmt.Sprintf("entry %d", i), l); err != nil {
 			return err
 		}
 		if strings.TrimSpace(l) == "" {
@@ -259,21 +259,21 @@ func (r *Request) Validate() error {
 	}
 	for _, k := range slices.Sorted(maps.Keys(r.MetadataFilter)) {
 		v := r.MetadataFilter[k]
-		if err := checkText("metadata_filter", "a key", k); err != nil {
+		if err := qerr.CheckText("metadata_filter", "a key", k); err != nil {
 			return err
 		}
-		if err := checkText("metadata_filter", fmt.Sprintf("the value of %q", clip(k)), v); err != nil {
+		if err := qerr.CheckText("metadata_filter", fmt.Sprintf("the value of %q", qerr.Clip(k)), v); err != nil {
 			return err
 		}
 		if strings.TrimSpace(k) == "" {
 			return qerr.Invalidf("metadata_filter", "has an empty key")
 		}
 		if utf8.RuneCountInString(k) > MaxFilterKey || utf8.RuneCountInString(v) > MaxFilterValue {
-			return qerr.Invalidf("metadata_filter", "key %q or its value is too long (keys up to %d characters, values up to %d)", clip(k), MaxFilterKey, MaxFilterValue)
+			return qerr.Invalidf("metadata_filter", "key %q or its value is too long (keys up to %d characters, values up to %d)", qerr.Clip(k), MaxFilterKey, MaxFilterValue)
 		}
 		if k == "page" || k == "total_pages" {
 			if n, err := strconv.Atoi(v); err != nil || n < 1 || strconv.Itoa(n) != v {
-				return qerr.Invalidf("metadata_filter", "%s must be a page number written as a string of digits such as \"3\", got %q", k, clip(v))
+				return qerr.Invalidf("metadata_filter", "%s must be a page number written as a string of digits such as \"3\", got %q", k, qerr.Clip(v))
 			}
 		}
 	}
@@ -288,12 +288,12 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 	}
 	snap, err := s.engine.Snapshot(ctx)
 	if err != nil {
-		return nil, dbError(ctx, err, "read the data version")
+		return nil, store.CallerError(ctx, err, "read the data version")
 	}
 	version := snap.Version
 	layers, err := snap.Layers(ctx)
 	if err != nil {
-		return nil, dbError(ctx, err, "list the layers")
+		return nil, store.CallerError(ctx, err, "list the layers")
 	}
 	byName := map[string]store.Layer{}
 	var names []string
@@ -310,7 +310,7 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 			if known == "" {
 				known = "none yet"
 			}
-			return nil, qerr.Invalidf("layers", "no layer named %q (known: %s)", clip(n), known)
+			return nil, qerr.Invalidf("layers", "no layer named %q (known: %s)", qerr.Clip(n), known)
 		}
 		if !seen[n] {
 			seen[n] = true

@@ -1,0 +1,53 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// DocInfo is what a citation says about a passage's document beside the
+// passage's own place: its date, the file that declares it replaces this
+// one, and the layer's archived globs (matched at ask time, so a change to
+// the globs needs no new ingest).
+type DocInfo struct {
+	ID   int64  `db:"id"`
+	File string `db:"path"`
+	// Date is YYYY-MM-DD, DateSource front_matter or file; both nil when
+	// the document has no date.
+	Date       *string `db:"date"`
+	DateSource *string `db:"date_source"`
+	// ReplacedBy is the file of the same layer whose supersedes front
+	// matter names this one ("" when none does; the newest when several).
+	ReplacedBy    string   `db:"replaced_by"`
+	ArchivedGlobs []string `db:"archived_globs"`
+	// TextKept is false for a document stored before document text was
+	// kept: its refs cannot be read back.
+	TextKept bool `db:"text_kept"`
+}
+
+// Documents returns what citations need about the documents ids, by id.
+func (s *Store) Documents(ctx context.Context, ids []int64) (map[int64]DocInfo, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT d.id, d.path, to_char(d.doc_date, 'YYYY-MM-DD') AS date, d.date_source,
+			COALESCE((SELECT o.path FROM strata.documents o
+				WHERE o.layer_id = d.layer_id AND o.status = 'ok' AND o.supersedes @> ARRAY[d.path]
+				ORDER BY o.doc_date DESC NULLS LAST, o.path LIMIT 1), '') AS replaced_by,
+			l.archived_globs, d.body IS NOT NULL AS text_kept
+		FROM strata.documents d
+		JOIN strata.layers l ON l.id = d.layer_id
+		WHERE d.id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read documents: %w", err)
+	}
+	docs, err := pgx.CollectRows(rows, pgx.RowToStructByName[DocInfo])
+	if err != nil {
+		return nil, fmt.Errorf("read documents: %w", err)
+	}
+	out := make(map[int64]DocInfo, len(docs))
+	for _, d := range docs {
+		out[d.ID] = d
+	}
+	return out, nil
+}
