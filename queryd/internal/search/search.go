@@ -20,6 +20,7 @@ import (
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
+	"github.com/stratakb/stratakb/queryd/internal/route"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -295,27 +296,9 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, store.CallerError(ctx, err, "list the layers")
 	}
-	byName := map[string]store.Layer{}
-	var names []string
-	for _, l := range layers {
-		byName[l.Name] = l
-		names = append(names, l.Name)
-	}
-	var named []store.Layer
-	seen := map[string]bool{}
-	for _, n := range req.Layers {
-		l, ok := byName[n]
-		if !ok {
-			known := strings.Join(names, ", ")
-			if known == "" {
-				known = "none yet"
-			}
-			return nil, qerr.Invalidf("layers", "no layer named %q (known: %s)", qerr.Clip(n), known)
-		}
-		if !seen[n] {
-			seen[n] = true
-			named = append(named, l)
-		}
+	named, err := route.Named(layers, req.Layers)
+	if err != nil {
+		return nil, err
 	}
 
 	key := cacheKey(req)

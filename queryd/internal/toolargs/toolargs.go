@@ -78,7 +78,8 @@ func kindOf(t reflect.Type) (kind, bool) {
 	switch {
 	case t.Kind() == reflect.String:
 		return kindString, true
-	case t.Kind() == reflect.Bool:
+	case t.Kind() == reflect.Bool, t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Bool:
+		// A *bool tells "not given" from false, for a default of true.
 		return kindBool, true
 	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Int64:
 		return kindInt, true
@@ -349,6 +350,10 @@ func decodeField(dst reflect.Value, f field, raw json.RawMessage) error {
 		var b bool
 		if err := json.Unmarshal(raw, &b); err != nil {
 			return qerr.Invalidf(f.name, "must be %s", expect(a, "true or false"))
+		}
+		if dst.Kind() == reflect.Pointer {
+			dst.Set(reflect.ValueOf(&b))
+			break
 		}
 		dst.SetBool(b)
 	case kindInt:

@@ -17,6 +17,7 @@ type sample struct {
 	Mode  string            `json:"mode,omitempty"`
 	Attrs map[string]string `json:"attrs,omitempty"`
 	On    bool              `json:"on,omitempty"`
+	Keep  *bool             `json:"keep,omitempty"`
 	// validated counts Validate's runs.
 	validated int
 }
@@ -32,6 +33,7 @@ func (sample) Args() Args {
 		"mode":  {Description: "A mode.", Enum: []string{"a", "b"}},
 		"attrs": {Description: "Attributes.", MaxProperties: 2, Values: &Arg{MaxLength: 2, Expect: `a string, such as "x"`}},
 		"on":    {Description: "A switch.", Default: false},
+		"keep":  {Description: "On unless set to false.", Default: true},
 	}
 }
 
@@ -48,7 +50,7 @@ func TestDecodeErrorsNameTheArgument(t *testing.T) {
 		{`{}`, "name", "name: is required"},
 		{`{"name":null}`, "name", "name: is required"},
 		{`[1]`, "arguments", "arguments: must be a JSON object"},
-		{`{"name":"a","zz":1,"aa":2}`, "aa", "aa: is not an argument of this tool (it takes name, tags, size, low, mode, attrs, on)"},
+		{`{"name":"a","zz":1,"aa":2}`, "aa", "aa: is not an argument of this tool (it takes name, tags, size, low, mode, attrs, on, keep)"},
 		{`{"name":7}`, "name", "name: must be a string"},
 		{`{"name":""}`, "name", "name: must not be empty"},
 		{`{"name":"abcd"}`, "name", "name: is longer than 3 characters"},
@@ -90,6 +92,19 @@ func TestDecodeFillsTheStruct(t *testing.T) {
 	// A repeated name: encoding/json keeps the last, so tags is left out.
 	if got.Name != "ab" || got.Tags != nil || got.Size != 9 || got.Low != 2 || got.Mode != "b" || got.Attrs["k"] != "v" || !got.On || got.validated != 1 {
 		t.Errorf("decoded %+v", got)
+	}
+	// A *bool tells "not given" (nil) from false.
+	if got.Keep != nil {
+		t.Errorf("keep not given: %v", *got.Keep)
+	}
+	for raw, want := range map[string]bool{`{"name":"a","keep":false}`: false, `{"name":"a","keep":true}`: true} {
+		got, err := Decode[sample](json.RawMessage(raw))
+		if err != nil || got.Keep == nil || *got.Keep != want {
+			t.Errorf("%s: %+v %v", raw, got.Keep, err)
+		}
+	}
+	if _, err := Decode[sample](json.RawMessage(`{"name":"a","keep":"no"}`)); err == nil || !strings.Contains(err.Error(), "keep: must be true or false") {
+		t.Errorf("keep \"no\": %v", err)
 	}
 	for _, raw := range []string{"", "null", " null "} {
 		if _, err := Decode[sample](json.RawMessage(raw)); err == nil || !strings.Contains(err.Error(), "name: is required") {
