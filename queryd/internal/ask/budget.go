@@ -29,11 +29,12 @@ func Tokens(s string) int {
 
 // Pack chooses, best first, the passages that fit budget tokens; costs[i]
 // is passage i's cost in tokens (its id, ref and citation counted with its
-// text). The first passage always comes back, even alone over the budget; a
-// later one that does not fit is skipped and smaller ones after it may still
-// fit; at most max come back (MaxPassages when max <= 0). It returns the
-// indexes kept, in order, and the tokens they use.
-func Pack(costs []int, budget, max int) (keep []int, used int) {
+// text). The first passage always comes back, even alone over the budget,
+// unless first is false (named clauses came back before it); a later one
+// that does not fit is skipped and smaller ones after it may still fit; at
+// most max come back (MaxPassages when max <= 0). It returns the indexes
+// kept, in order, and the tokens they use.
+func Pack(costs []int, budget, max int, first bool) (keep []int, used int) {
 	if max <= 0 || max > MaxPassages {
 		max = MaxPassages
 	}
@@ -41,7 +42,7 @@ func Pack(costs []int, budget, max int) (keep []int, used int) {
 		if len(keep) == max {
 			break
 		}
-		if len(keep) == 0 || used+c <= budget {
+		if first && len(keep) == 0 || used+c <= budget {
 			keep = append(keep, i)
 			used += c
 		}

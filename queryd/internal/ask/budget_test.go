@@ -33,13 +33,17 @@ func TestPack(t *testing.T) {
 		{[]int{1, 1, 1}, 1500, 2, []int{0, 1}, 2},
 	}
 	for _, c := range cases {
-		keep, used := Pack(c.costs, c.budget, c.max)
+		keep, used := Pack(c.costs, c.budget, c.max, true)
 		if !reflect.DeepEqual(keep, c.keep) || used != c.used {
 			t.Errorf("Pack(%v, %d, %d) = %v, %d; want %v, %d", c.costs, c.budget, c.max, keep, used, c.keep, c.used)
 		}
 	}
+	// After named clauses, the first passage is not forced in.
+	if keep, _ := Pack([]int{2000, 10}, 1500, 0, false); !reflect.DeepEqual(keep, []int{1}) {
+		t.Errorf("Pack without the first forced: %v, want [1]", keep)
+	}
 	many := make([]int, 80)
-	if keep, _ := Pack(many, 1500, 0); len(keep) != MaxPassages {
+	if keep, _ := Pack(many, 1500, 0, true); len(keep) != MaxPassages {
 		t.Errorf("Pack kept %d zero-cost passages, want at most %d", len(keep), MaxPassages)
 	}
 }

@@ -80,9 +80,9 @@ func (f folded) contains(key string) bool {
 	return false
 }
 
-// Source is what a name may be found in: a returned passage's (or chosen
+// NameSource is what a name may be found in: a returned passage's (or chosen
 // sentence's) text and its file path.
-type Source struct {
+type NameSource struct {
 	Text string
 	File string
 }
@@ -90,7 +90,7 @@ type Source struct {
 // Missing returns the names none of the sources holds, in order. A name
 // matches without regard to case or spacing, in a source's text or its
 // file path.
-func Missing(names []Name, sources []Source) []Name {
+func Missing(names []Name, sources []NameSource) []Name {
 	if len(names) == 0 {
 		return nil
 	}

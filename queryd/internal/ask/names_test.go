@@ -68,18 +68,18 @@ func TestMissing(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		q       string
-		sources []Source
+		sources []NameSource
 		missing []string
 	}{
 		// PEP 8 matches PEP8 in the text and pep-0008 in a path.
-		{"What does PEP 8 say?", []Source{{Text: "As PEP8 says, use spaces."}}, []string{}},
-		{"What does PEP 8 say?", []Source{{Text: "Use spaces.", File: "peps/pep-0008.rst"}}, []string{}},
+		{"What does PEP 8 say?", []NameSource{{Text: "As PEP8 says, use spaces."}}, []string{}},
+		{"What does PEP 8 say?", []NameSource{{Text: "Use spaces.", File: "peps/pep-0008.rst"}}, []string{}},
 		// ... but not PEP 80 or PEP 818.
-		{"What does PEP 8 say?", []Source{{Text: "PEP 80 and PEP 818 say otherwise.", File: "pep-0080.rst"}}, []string{"PEP 8"}},
+		{"What does PEP 8 say?", []NameSource{{Text: "PEP 80 and PEP 818 say otherwise.", File: "pep-0080.rst"}}, []string{"PEP 8"}},
 		// Case and spacing do not matter; letters inside a longer word do.
-		{"What is asyncio.TaskPool?", []Source{{Text: "the ASYNCIO . taskpool class"}}, []string{}},
-		{"Where is AC04 used?", []Source{{Text: "codes XAC04 and AC045"}}, []string{"AC04"}},
-		{"Where are AC04 and AT-44?", []Source{{Text: "AT 44 is a country code"}}, []string{"AC04"}},
+		{"What is asyncio.TaskPool?", []NameSource{{Text: "the ASYNCIO . taskpool class"}}, []string{}},
+		{"Where is AC04 used?", []NameSource{{Text: "codes XAC04 and AC045"}}, []string{"AC04"}},
+		{"Where are AC04 and AT-44?", []NameSource{{Text: "AT 44 is a country code"}}, []string{"AC04"}},
 	}
 	for _, c := range cases {
 		got := texts(Missing(Names(c.q), c.sources))
@@ -92,18 +92,18 @@ func TestMissing(t *testing.T) {
 func TestCheckNames(t *testing.T) {
 	t.Parallel()
 	both := Names("Do AC04 and AC05 apply?")
-	one := []Source{{Text: "AC04 applies to closed accounts."}}
-	none := []Source{{Text: "Reason codes are listed in the annex."}}
+	one := []NameSource{{Text: "AC04 applies to closed accounts."}}
+	none := []NameSource{{Text: "Reason codes are listed in the annex."}}
 	cases := []struct {
 		name           string
 		status         Status
-		sources        []Source
+		sources        []NameSource
 		clauseReturned bool
 		grounded       bool
 		want           Status
 		related        bool
 	}{
-		{"all there keeps found", Found, []Source{{Text: "AC04 and AC05 both apply."}}, false, true, Found, false},
+		{"all there keeps found", Found, []NameSource{{Text: "AC04 and AC05 both apply."}}, false, true, Found, false},
 		{"some missing: found becomes partly_found", Found, one, false, true, PartlyFound, false},
 		{"some missing keeps partly_found", PartlyFound, one, false, true, PartlyFound, false},
 		{"none there: not_found with related-text note", Found, none, false, true, NotFound, true},

@@ -28,7 +28,7 @@ type NamesCheck struct {
 // (clauseReturned). grounded says whether the answer is grounded: a
 // grounded not_found that still hands back passages says they are related
 // text only.
-func CheckNames(status Status, names []Name, sources []Source, clauseReturned, grounded bool) NamesCheck {
+func CheckNames(status Status, names []Name, sources []NameSource, clauseReturned, grounded bool) NamesCheck {
 	missing := Missing(names, sources)
 	c := NamesCheck{Status: status, Missing: missing}
 	if len(missing) == 0 {

@@ -1,0 +1,585 @@
+package ask
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
+	"github.com/stratakb/stratakb/queryd/internal/route"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+	"github.com/stratakb/stratakb/schema"
+)
+
+// DefaultBudget is ANSWER_TOKEN_BUDGET's default, in tokens.
+const DefaultBudget = 1500
+
+// MaxVariants is how many searches one question runs at most, the question
+// as written among them.
+const MaxVariants = 4
+
+// The marks on the rerank basis: the reranker's probability.
+const (
+	RerankHigh   = 0.8
+	RerankMedium = 0.5
+)
+
+// Reranker scores passages against a question; scores are probabilities
+// in 0..1, one per passage, in order.
+type Reranker interface {
+	Name() string
+	Rerank(ctx context.Context, query string, passages []string) ([]float64, error)
+}
+
+// Rewriter returns the query variants of a question, the question as
+// written first; errKind names why only the question came back ("" when
+// nothing failed). It never fails the call.
+type Rewriter func(ctx context.Context, question string, layers []store.Layer) (variants []string, errKind string)
+
+// Interaction is what is recorded of one answer.
+type Interaction struct {
+	Caller     string
+	Tool       string
+	Question   string
+	Layers     []string
+	Variants   []string
+	ChunkIDs   []int64
+	Status     string
+	Confidence string
+}
+
+// Recorder records interactions and returns their id.
+type Recorder interface {
+	RecordInteraction(ctx context.Context, in Interaction) (string, error)
+}
+
+// Documents reads what citations need about documents.
+type Documents interface {
+	Documents(ctx context.Context, ids []int64) (map[int64]store.DocInfo, error)
+}
+
+// Options configure an Asker. Engine and Docs are required.
+type Options struct {
+	Engine *retrieve.Engine
+	Docs   Documents
+	// Reranker is nil with RERANKING_ENABLED=false: fusion order is kept
+	// and confidence is judged on similarity.
+	Reranker Reranker
+	// RerankHigh and RerankMedium are the reranker's marks (0: the
+	// defaults).
+	RerankHigh, RerankMedium float64
+	// Rewriter is nil without a rewrite provider: the question is searched
+	// as written.
+	Rewriter Rewriter
+	// Recorder is nil with LEARNING_ENABLED=false: no interaction is
+	// recorded and responses carry no interaction_id.
+	Recorder Recorder
+	// Budget is ANSWER_TOKEN_BUDGET (0: DefaultBudget).
+	Budget int
+	Logger *slog.Logger
+}
+
+// Asker answers strata_ask. It is safe for concurrent use.
+type Asker struct {
+	opt Options
+	log *slog.Logger
+}
+
+// New returns an Asker.
+func New(opt Options) *Asker {
+	if opt.Budget <= 0 {
+		opt.Budget = DefaultBudget
+	}
+	if opt.RerankHigh <= 0 {
+		opt.RerankHigh, opt.RerankMedium = RerankHigh, RerankMedium
+	}
+	lg := opt.Logger
+	if lg == nil {
+		lg = slog.New(slog.DiscardHandler)
+	}
+	return &Asker{opt: opt, log: lg}
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying who asks (a token's name, an MCP session),
+// which the interaction records.
+func WithCaller(ctx context.Context, caller string) context.Context {
+	return context.WithValue(ctx, callerKey{}, caller)
+}
+
+func callerOf(ctx context.Context) string {
+	s, _ := ctx.Value(callerKey{}).(string)
+	return s
+}
+
+// pass is one search of the question's variants over a set of layers,
+// merged and reranked.
+type pass struct {
+	layers     []store.Layer
+	first      *retrieve.Outcome // the question as written
+	candidates []retrieve.Candidate
+	rerank     []float64 // per candidate; nil without reranking
+	rerankErr  error
+	basis      string
+	best       float64 // best score on the basis
+	atMedium   int
+	high, med  float64
+}
+
+// Ask answers one question.
+func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	snap, err := a.opt.Engine.Snapshot(ctx)
+	if err != nil {
+		return nil, store.CallerError(ctx, err, "read the data version")
+	}
+	all, err := snap.Layers(ctx)
+	if err != nil {
+		return nil, store.CallerError(ctx, err, "list the layers")
+	}
+	named, err := route.Named(all, req.Layers)
+	if err != nil {
+		return nil, err
+	}
+	layers, d := named, route.Decision{}
+	if len(named) == 0 {
+		d = route.Decide(req.Question, all)
+		layers = all
+		if d.Routed {
+			layers = d.Layers
+		}
+	}
+
+	variants := []string{req.Question}
+	if a.opt.Rewriter != nil {
+		vs, kind := a.opt.Rewriter(ctx, req.Question, layers)
+		if kind != "" {
+			a.log.Warn("query_rewrite_"+kind, "question_chars", len(req.Question))
+		}
+		if len(vs) > 0 {
+			variants = vs
+		}
+	}
+	if len(variants) > MaxVariants {
+		variants = variants[:MaxVariants]
+	}
+
+	p, err := a.search(ctx, snap, req, variants, layers)
+	if err != nil {
+		return nil, err
+	}
+	var fallback *RoutingFallback
+	routedLayers := map[string]bool{}
+	if d.Routed {
+		exactInRouted := len(p.first.Sections) > 0
+		reason := route.Fallback(route.Outcome{Found: len(p.candidates), Wanted: req.TopK,
+			Low: p.best < p.med, Judged: p.basis != "" && (p.basis == "rerank" || p.first.SimilarityAvailable)})
+		if reason != "" && !exactInRouted {
+			for _, l := range d.Layers {
+				routedLayers[l.Name] = true
+			}
+			wide, err := a.search(ctx, snap, req, variants, all)
+			if err != nil {
+				return nil, err
+			}
+			p, layers = wide, all
+			fallback = &RoutingFallback{Reason: string(reason), SearchedLayers: "all"}
+		}
+	}
+	return a.respond(ctx, req, variants, p, layers, fallback, routedLayers)
+}
+
+// search runs one search per variant in parallel over the layers, merges
+// them by rank and reranks the merged list.
+func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request, variants []string, layers []store.Layer) (*pass, error) {
+	outs := make([]*retrieve.Outcome, len(variants))
+	errs := make([]error, len(variants))
+	var wg sync.WaitGroup
+	for i, v := range variants {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], errs[i] = snap.Query(retrieve.Query{Text: v, TopK: req.TopK}).Search(ctx, layers)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			var se *retrieve.StoreError
+			if errors.As(err, &se) {
+				return nil, store.CallerError(ctx, se.Err, se.Op)
+			}
+			return nil, err
+		}
+	}
+	lists := make([][]retrieve.Candidate, len(outs))
+	for i, o := range outs {
+		lists[i] = o.Candidates
+	}
+	merged := lists[0]
+	if len(lists) > 1 {
+		merged = retrieve.Merge(outs[0].Params.RRFK, lists...)
+	}
+	if len(merged) > req.TopK {
+		merged = merged[:req.TopK]
+	}
+	p := &pass{layers: layers, first: outs[0], candidates: merged}
+	if a.opt.Reranker != nil && len(merged) > 0 {
+		texts := make([]string, len(merged))
+		for i, c := range merged {
+			texts[i] = c.Text
+		}
+		scores, err := a.opt.Reranker.Rerank(ctx, req.Question, texts)
+		if err == nil && len(scores) != len(merged) {
+			err = fmt.Errorf("reranker %s returned %d scores for %d passages", a.opt.Reranker.Name(), len(scores), len(merged))
+		}
+		if err != nil {
+			p.rerankErr = err
+			a.log.Warn("rerank_failed", "reranker", a.opt.Reranker.Name(), "err", err.Error())
+		} else {
+			idx := make([]int, len(merged))
+			for i := range idx {
+				idx[i] = i
+			}
+			sort.SliceStable(idx, func(x, y int) bool { return scores[idx[x]] > scores[idx[y]] })
+			cs, ss := make([]retrieve.Candidate, len(idx)), make([]float64, len(idx))
+			for i, j := range idx {
+				cs[i], ss[i] = merged[j], scores[j]
+			}
+			p.candidates, p.rerank = cs, ss
+		}
+	}
+	a.judge(p)
+	return p, nil
+}
+
+// judge sets the pass's basis, marks and best score.
+func (a *Asker) judge(p *pass) {
+	if p.rerank != nil {
+		p.basis, p.high, p.med = "rerank", a.opt.RerankHigh, a.opt.RerankMedium
+		for _, s := range p.rerank {
+			p.best = math.Max(p.best, s)
+			if s >= p.med {
+				p.atMedium++
+			}
+		}
+		return
+	}
+	p.basis, p.high, p.med = "similarity", p.first.Params.ConfidenceHigh, p.first.Params.ConfidenceMedium
+	for _, c := range p.candidates {
+		p.best = math.Max(p.best, c.Similarity)
+		if c.Similarity >= p.med {
+			p.atMedium++
+		}
+	}
+}
+
+// respond builds the answer: exact sections first within their share of
+// the budget, then the best passages that fit, their citations, status,
+// notes and next step, and records the interaction.
+func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *pass, layers []store.Layer,
+	fallback *RoutingFallback, routed map[string]bool) (*Response, error) {
+	sections := p.first.Sections
+	docIDs := map[int64]bool{}
+	for _, s := range sections {
+		docIDs[s.DocumentID] = true
+	}
+	// Drop candidates that repeat an exact section's text.
+	var cands []retrieve.Candidate
+	var scores []float64
+	for i, c := range p.candidates {
+		if repeatsSection(c, sections) {
+			continue
+		}
+		cands = append(cands, c)
+		if p.rerank != nil {
+			scores = append(scores, p.rerank[i])
+		}
+		docIDs[c.DocumentID] = true
+	}
+	ids := make([]int64, 0, len(docIDs))
+	for id := range docIDs {
+		ids = append(ids, id)
+	}
+	docs := map[int64]store.DocInfo{}
+	if len(ids) > 0 {
+		var err error
+		if docs, err = a.opt.Docs.Documents(ctx, ids); err != nil {
+			return nil, store.CallerError(ctx, err, "read the documents' dates and labels")
+		}
+	}
+	layerByName := map[string]store.Layer{}
+	for _, l := range layers {
+		layerByName[l.Name] = l
+	}
+
+	resp := &Response{Passages: []Passage{}}
+	budgetChars := a.opt.Budget * CharsPerToken
+	n := 0
+	nextID := func() string { n++; return fmt.Sprintf("S%d", n) }
+
+	// Named clauses first, sharing the budget in order.
+	clauses := make([]Clause, len(sections))
+	cites := make([]Citation, len(sections))
+	for i, s := range sections {
+		cites[i] = citation(s.Layer, s.File, s.Page, s.LineStart, s.LineEnd, s.ClausePath, docs[s.DocumentID])
+		clauses[i] = Clause{Text: s.Text, Overhead: overhead(fmt.Sprintf("S%d", i+1), s.Ref(), cites[i])}
+	}
+	fits, usedChars := FitClauses(clauses, budgetChars)
+	report := ClauseReport{References: p.first.Exact.LookedUp, Ignored: p.first.Exact.Skipped,
+		LayersNamed: len(req.Layers) > 0, AtLeast: p.first.Exact.LimitHit}
+	if p.first.Exact.Found > len(sections) {
+		report.Unread = p.first.Exact.Found - len(sections)
+	}
+	for i, s := range sections {
+		report.Clauses = append(report.Clauses, NamedClause{Label: s.Reference, File: s.File, Fit: fits[i]})
+		if fits[i].LeftOut {
+			continue
+		}
+		ref := schema.Ref{DocumentID: s.DocumentID, Start: s.Start, End: s.Start + len(fits[i].Text)}
+		if !fits[i].Cut {
+			ref.End = s.End
+		}
+		resp.Passages = append(resp.Passages, Passage{ID: nextID(), Ref: ref.String(), Text: fits[i].Text,
+			Citation: cites[i], Match: "exact", Cut: fits[i].Cut || s.Cut,
+			OutsideRouting: len(routed) > 0 && !routed[s.Layer]})
+	}
+
+	// Then the best passages that fit what is left.
+	costs := make([]int, len(cands))
+	ccites := make([]Citation, len(cands))
+	for i, c := range cands {
+		ccites[i] = citation(c.Layer, c.File, c.Page, c.LineStart, c.LineEnd, c.ClausePath, docs[c.DocumentID])
+		costs[i] = Tokens(c.Text) + (overhead(fmt.Sprintf("S%d", n+i+1), c.Ref(), ccites[i])+CharsPerToken-1)/CharsPerToken
+	}
+	left := a.opt.Budget - (usedChars+CharsPerToken-1)/CharsPerToken
+	keep, _ := Pack(costs, left, MaxPassages-len(resp.Passages), len(resp.Passages) == 0)
+	kept := map[int]string{}
+	for _, i := range keep {
+		c := cands[i]
+		id := nextID()
+		kept[i] = id
+		resp.Passages = append(resp.Passages, Passage{ID: id, Ref: c.Ref(), Text: c.Text, Citation: ccites[i],
+			OutsideRouting: len(routed) > 0 && !routed[c.Layer]})
+	}
+
+	// Status: an exact section the question names is a found answer;
+	// otherwise the best returned passage's score on the basis.
+	var status Status
+	best := 0.0
+	switch {
+	case report.Returned():
+		status = Found
+	case len(keep) == 0:
+		status = NotFound
+	default:
+		for _, i := range keep {
+			best = math.Max(best, scoreOf(p, cands, scores, i))
+		}
+		status = StatusFor(best, p.high, p.med)
+	}
+	var notes []string
+	status, notes = report.Apply(status)
+
+	mode := ModeGrounded
+	for _, ps := range resp.Passages {
+		if layerByName[ps.Citation.Layer].AnswerMode == ModeExtractive {
+			mode = ModeExtractive
+		}
+	}
+	if len(resp.Passages) == 0 {
+		mode = req.Mode
+		if mode == "" {
+			mode = ModeGrounded
+			for _, l := range layers {
+				if l.AnswerMode == ModeExtractive {
+					mode = ModeExtractive
+				}
+			}
+		}
+	}
+	if req.Mode == ModeExtractive {
+		mode = ModeExtractive
+	}
+	if req.Mode == ModeGrounded && mode == ModeExtractive && len(resp.Passages) > 0 {
+		notes = append(notes, "The answer stays extractive: a returned passage comes from a layer whose answer mode is extractive, which mode grounded cannot loosen.")
+	}
+	if mode == ModeExtractive && len(resp.Passages) > 0 {
+		notes = append(notes, "Extractive answers (the documents' own sentences with a receipt) are not built yet: the passages are returned as stored; show them word for word.")
+	}
+
+	sources := make([]NameSource, len(resp.Passages))
+	for i, ps := range resp.Passages {
+		sources[i] = NameSource{Text: ps.Text, File: ps.Citation.File}
+	}
+	nc := CheckNames(status, Names(req.Question), sources, report.Returned(), mode == ModeGrounded)
+	status = nc.Status
+	if nc.Note != "" {
+		notes = append(notes, nc.Note)
+	}
+
+	resp.Mode = mode
+	resp.Notes = notes
+	resp.NextStep = NextStep(status, layerNames(layers), len(req.Layers) > 0, len(req.Layers) > 0 || fallback == nil)
+	confidence := "low"
+	switch {
+	case report.Returned():
+		confidence = "high"
+	case p.best >= p.high && p.atMedium >= 3:
+		confidence = "high"
+	case p.best >= p.med:
+		confidence = "medium"
+	}
+	var degraded []string
+	if a.opt.Reranker == nil {
+		degraded = append(degraded, "reranking is off (RERANKING_ENABLED=false): passages keep the fusion order and confidence is judged on similarity")
+	} else if p.rerankErr != nil {
+		degraded = append(degraded, fmt.Sprintf("the reranker %s failed (%v): passages keep the fusion order and confidence is judged on similarity", a.opt.Reranker.Name(), p.rerankErr))
+	}
+	if e := p.first.EmbedError; e != nil {
+		degraded = append(degraded, e.Error()+": passages come from the lexical channel only")
+	}
+	if len(p.first.MissingVectors) > 0 {
+		degraded = append(degraded, "layers without complete vectors, searched by their words only: "+strings.Join(p.first.MissingVectors, ", "))
+	}
+	if status == NotFound && len(resp.Passages) == 0 {
+		resp.Warning = "Nothing in the searched layers matched the question."
+	}
+
+	if req.ResponseFormat == FormatDetailed {
+		resp.Status, resp.AnswerStatus = "ok", string(status)
+		resp.Confidence, resp.Basis = confidence, p.basis
+		resp.QueryVariants = variants
+		resp.SearchedLayers = layerNames(layers)
+		resp.RoutingFallback = fallback
+		resp.Degraded = degraded
+		top := 0.0
+		for _, c := range cands {
+			top = math.Max(top, c.Fused)
+		}
+		for i, c := range cands {
+			rc := RetrievedChunk{ChunkID: c.ChunkID, Ref: c.Ref(), Layer: c.Layer, File: c.File,
+				Similarity: round(c.Similarity), Passage: kept[i], Explain: explain(c)}
+			if top > 0 {
+				rc.Score = round(c.Fused / top)
+			}
+			if scores != nil {
+				s := round(scores[i])
+				rc.RerankScore = &s
+			}
+			resp.RetrievedChunks = append(resp.RetrievedChunks, rc)
+		}
+		if req.sources() {
+			for _, ps := range resp.Passages {
+				ss := SourceScore{Passage: ps.ID, File: ps.Citation.File, Layer: ps.Citation.Layer}
+				for i, id := range kept {
+					if id == ps.ID {
+						ss.RelevanceScore = round(scoreOf(p, cands, scores, i))
+					}
+				}
+				if ps.Match == "exact" {
+					ss.RelevanceScore = 1
+				}
+				resp.Sources = append(resp.Sources, ss)
+			}
+		}
+	} else {
+		resp.Status = string(status)
+	}
+
+	if a.opt.Recorder != nil {
+		in := Interaction{Caller: callerOf(ctx), Tool: "strata_ask", Question: req.Question,
+			Layers: layerNames(layers), Variants: variants, Status: string(status), Confidence: confidence}
+		for _, i := range keep {
+			in.ChunkIDs = append(in.ChunkIDs, cands[i].ChunkID)
+		}
+		id, err := a.opt.Recorder.RecordInteraction(ctx, in)
+		if err != nil {
+			a.log.Warn("interaction_not_recorded", "err", err.Error())
+		} else {
+			resp.InteractionID = id
+		}
+	}
+	return resp, nil
+}
+
+// scoreOf is candidate i's score on the pass's basis.
+func scoreOf(p *pass, cands []retrieve.Candidate, scores []float64, i int) float64 {
+	if scores != nil {
+		return scores[i]
+	}
+	return cands[i].Similarity
+}
+
+// repeatsSection reports whether a candidate's span is mostly the text of
+// an exact section returned beside it: the same text twice.
+func repeatsSection(c retrieve.Candidate, sections []retrieve.Section) bool {
+	for _, s := range sections {
+		if s.DocumentID != c.DocumentID {
+			continue
+		}
+		lo, hi := max(c.Start, s.Start), min(c.End, s.End)
+		if hi <= lo {
+			continue
+		}
+		shorter := min(c.End-c.Start, s.End-s.Start)
+		if shorter > 0 && 2*(hi-lo) >= shorter {
+			return true
+		}
+	}
+	return false
+}
+
+// citation builds a passage's citation; the archived label is worked out
+// now from the layer's globs.
+func citation(layer, file string, page *int, lineStart, lineEnd int, clausePath string, d store.DocInfo) Citation {
+	c := Citation{File: file, Page: page, Lines: fmt.Sprintf("%d-%d", lineStart, lineEnd), ClausePath: clausePath,
+		Layer: layer, Date: d.Date, DateSource: d.DateSource, ReplacedBy: d.ReplacedBy}
+	for _, g := range d.ArchivedGlobs {
+		if ok, err := doublestar.Match(g, file); err == nil && ok {
+			c.Archived = true
+			break
+		}
+	}
+	return c
+}
+
+// overhead is what a passage's id, ref and citation cost, in characters.
+func overhead(id, ref string, c Citation) int {
+	b, _ := json.Marshal(c)
+	return len(id) + len(ref) + len([]rune(string(b)))
+}
+
+func explain(c retrieve.Candidate) string {
+	var parts []string
+	if c.Lexical != nil {
+		parts = append(parts, fmt.Sprintf("lexical rank %d", c.Lexical.Rank))
+	}
+	if c.Vector != nil {
+		parts = append(parts, fmt.Sprintf("vector rank %d", c.Vector.Rank))
+	}
+	parts = append(parts, fmt.Sprintf("merged rank %d (%s)", c.FusedRank, c.Placement))
+	return strings.Join(parts, ", ")
+}
+
+func layerNames(ls []store.Layer) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.Name
+	}
+	sort.Strings(out)
+	return out
+}
+
+func round(x float64) float64 { return math.Round(x*1e4) / 1e4 }
