@@ -154,18 +154,18 @@ func TestAsk(t *testing.T) {
 		t.Fatal(fixErr)
 	}
 	for name, fn := range map[string]func(*testing.T){
-		"ExactClauseInTwoDocuments": testAskExactClauseInTwoDocuments,
-		"BareVersionIsNotAClause": testAskBareVersionIsNotAClause,
-		"CutClause": testAskCutClause,
-		"MoreClausesThanFit": testAskMoreClausesThanFit,
-		"PassageOverTheBudgetAlone": testAskPassageOverTheBudgetAlone,
-		"Names": testAskNames,
-		"Labels": testAskLabels,
-		"Modes": testAskModes,
-		"Detailed": testAskDetailed,
+		"ExactClauseInTwoDocuments":    testAskExactClauseInTwoDocuments,
+		"BareVersionIsNotAClause":      testAskBareVersionIsNotAClause,
+		"CutClause":                    testAskCutClause,
+		"MoreClausesThanFit":           testAskMoreClausesThanFit,
+		"PassageOverTheBudgetAlone":    testAskPassageOverTheBudgetAlone,
+		"Names":                        testAskNames,
+		"Labels":                       testAskLabels,
+		"Modes":                        testAskModes,
+		"Detailed":                     testAskDetailed,
 		"RerankerDownKeepsFusionOrder": testAskRerankerDownKeepsFusionOrder,
-		"VariantsAreMerged": testAskVariantsAreMerged,
-		"Arguments": testAskArguments,
+		"VariantsAreMerged":            testAskVariantsAreMerged,
+		"Arguments":                    testAskArguments,
 	} {
 		t.Run(name, fn)
 	}
