@@ -13,6 +13,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/stratakb/stratakb/queryd/internal/caller"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/route"
 	"github.com/stratakb/stratakb/queryd/internal/store"
@@ -106,19 +107,6 @@ func New(opt Options) *Asker {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	return &Asker{opt: opt, log: lg}
-}
-
-type callerKey struct{}
-
-// WithCaller returns ctx carrying who asks (a token's name, an MCP session),
-// which the interaction records.
-func WithCaller(ctx context.Context, caller string) context.Context {
-	return context.WithValue(ctx, callerKey{}, caller)
-}
-
-func callerOf(ctx context.Context) string {
-	s, _ := ctx.Value(callerKey{}).(string)
-	return s
 }
 
 // pass is one search of the question's variants over a set of layers,
@@ -499,7 +487,7 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 	}
 
 	if a.opt.Recorder != nil {
-		in := Interaction{Caller: callerOf(ctx), Tool: "strata_ask", Question: req.Question,
+		in := Interaction{Caller: caller.From(ctx), Tool: "strata_ask", Question: req.Question,
 			Layers: layerNames(layers), Variants: variants, Status: string(status), Confidence: confidence}
 		for _, i := range keep {
 			in.ChunkIDs = append(in.ChunkIDs, cands[i].ChunkID)

@@ -20,6 +20,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/stratakb/stratakb/queryd/internal/caller"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 )
 
@@ -33,7 +34,7 @@ func (s *Server) ServeStdio(ctx context.Context, stdin io.Reader, stdout io.Writ
 	std := mcpserver.NewStdioServer(s.mcpServer())
 	std.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelWarn))
 	std.SetContextFunc(func(ctx context.Context) context.Context {
-		return withTransport(WithRole(ctx, RoleAdmin), transportStdio)
+		return caller.With(withTransport(WithRole(ctx, RoleAdmin), transportStdio), caller.Stdio())
 	})
 	out := &lockedWriter{w: stdout}
 	err := std.Listen(ctx, &stdinFilter{src: bufio.NewReader(stdin), out: out}, out)
@@ -69,7 +70,15 @@ func (s *Server) newHTTPServer() *httpServer {
 		mcpserver.WithSessionIdManager(s.sessions),
 		mcpserver.WithSessionIdleTTL(sessionIdleTTL),
 		mcpserver.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
-			return withTransport(WithRole(ctx, RoleFrom(r.Context())), transportMCP)
+			ctx = withTransport(WithRole(ctx, RoleFrom(r.Context())), transportMCP)
+			// A token names the caller; without tokens, the MCP session does.
+			if id := caller.From(r.Context()); id != caller.Loopback {
+				return caller.With(ctx, id)
+			}
+			if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+				return caller.With(ctx, caller.Session(sid))
+			}
+			return caller.With(ctx, caller.Loopback)
 		}),
 	)
 	h.srv.Handler = s.routes(s.mcpPreflight(h.mcp))
@@ -165,9 +174,10 @@ func (s *Server) originAllowed(origin string) bool {
 // configured (guard has refused the others).
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		role := RoleReader
+		role, who := RoleReader, caller.Loopback
 		if s.cfg.Tokens.Len() > 0 {
 			tok := bearer(r)
+			who = caller.Token(tok)
 			role = s.cfg.Tokens.Role(tok)
 			if role == RoleNone {
 				msg := "a bearer token is required (Authorization: Bearer TOKEN)"
@@ -180,7 +190,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				return
 			}
 		}
-		next.ServeHTTP(w, r.WithContext(WithRole(r.Context(), role)))
+		next.ServeHTTP(w, r.WithContext(caller.With(WithRole(r.Context(), role), who)))
 	})
 }
 

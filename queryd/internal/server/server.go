@@ -42,10 +42,12 @@ var ErrModelNotLoaded = errors.New("the embedding model is not loaded yet")
 // out the tools that need it.
 type Deps struct {
 	Searcher Searcher
-	DB       Pinger      // for /healthz
-	Model    ModelHealth // for /healthz; optional
-	Logger   *slog.Logger
-	Metrics  *Metrics // optional; a fresh set when nil
+	// Asker serves strata_ask; nil leaves the tool out.
+	Asker   Asker
+	DB      Pinger      // for /healthz
+	Model   ModelHealth // for /healthz; optional
+	Logger  *slog.Logger
+	Metrics *Metrics // optional; a fresh set when nil
 }
 
 // Server serves the registered tools over every transport.

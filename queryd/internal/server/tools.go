@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/stratakb/stratakb/queryd/internal/ask"
 	"github.com/stratakb/stratakb/queryd/internal/search"
 	"github.com/stratakb/stratakb/queryd/internal/toolargs"
 )
@@ -38,6 +39,7 @@ type Outcome struct {
 // instructions that concern it). A new tool is a toolSpec and one line
 // here; doc.go says how.
 var toolDefs = []toolDef{
+	askSpec.def(),
 	searchSpec.def(),
 }
 
@@ -140,6 +142,41 @@ var searchSpec = toolSpec[search.Request]{
 				return Outcome{}, err
 			}
 			return Outcome{Value: resp, Results: len(resp.Results)}, nil
+		}, true
+	},
+}
+
+// Asker runs strata_ask; *ask.Asker is one.
+type Asker interface {
+	Ask(ctx context.Context, req ask.Request) (*ask.Response, error)
+}
+
+var _ Asker = (*ask.Asker)(nil)
+
+var askSpec = toolSpec[ask.Request]{
+	Tool: Tool{
+		Name: ToolAsk,
+		Description: "Answer a question asked in plain language from the indexed documents. Routes it to the layers that cover it, " +
+			"searches it (and its rewordings, when a rewrite provider is set up), reranks, puts the clauses and sections it names first, " +
+			"and returns the best passages within the answer budget, each with its citation (file, page, lines, clause path, date), " +
+			"a status (found, partly_found, not_found), notes on anything missing, and a next step when it found too little.",
+		Bounded:  true,
+		HTTPPath: "/v1/ask",
+	},
+	Summary:   "Answer a question from the documents (strata_ask)",
+	Component: "Ask",
+	Response:  reflect.TypeFor[ask.Response](),
+	Logged:    func(r ask.Request) string { return r.Question },
+	Run: func(s *Server) (func(context.Context, ask.Request) (Outcome, error), bool) {
+		if s.deps.Asker == nil {
+			return nil, false
+		}
+		return func(ctx context.Context, req ask.Request) (Outcome, error) {
+			resp, err := s.deps.Asker.Ask(ctx, req)
+			if err != nil {
+				return Outcome{}, err
+			}
+			return Outcome{Value: resp, Results: len(resp.Passages)}, nil
 		}, true
 	},
 }
