@@ -74,6 +74,8 @@ Usage:
   queryd mcp                                       serve MCP over stdin/stdout, for clients that spawn the server
   queryd search QUERY [--layers a,b] [--top-k N] [--filter KEY=VALUE]... [--explain]
                                                   search the layers, print JSON results
+  queryd ask QUESTION [--layers a,b] [--top-k N] [--detailed] [--mode extractive|grounded] [--json]
+                                                  answer a question: JSON, or a readable answer on a terminal
 
 Configuration comes from the environment: QUERYD_DATABASE_URL (else
 DATABASE_URL, else var/db.env from 'make db-start'), LOG_LEVEL, and for serve
@@ -113,6 +115,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	switch args[0] {
 	case "search":
 		return search(ctx, args[1:], getenv, stdout, stderr)
+	case "ask":
+		return askVerb(ctx, args[1:], getenv, stdout, stderr)
 	case "serve":
 		return serve(ctx, args[1:], getenv, stderr, false, nil, nil)
 	case "mcp":

@@ -72,8 +72,10 @@ type Options struct {
 	Engine *retrieve.Engine
 	Docs   Documents
 	// Reranker is nil with RERANKING_ENABLED=false: fusion order is kept
-	// and confidence is judged on similarity.
-	Reranker Reranker
+	// and confidence is judged on similarity. NoReranker says why there is
+	// none, for the detailed response (default: reranking is off).
+	Reranker   Reranker
+	NoReranker string
 	// RerankHigh and RerankMedium are the reranker's marks (0: the
 	// defaults).
 	RerankHigh, RerankMedium float64
@@ -431,7 +433,11 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 	}
 	var degraded []string
 	if a.opt.Reranker == nil {
-		degraded = append(degraded, "reranking is off (RERANKING_ENABLED=false): passages keep the fusion order and confidence is judged on similarity")
+		why := a.opt.NoReranker
+		if why == "" {
+			why = "reranking is off (RERANKING_ENABLED=false)"
+		}
+		degraded = append(degraded, why+": passages keep the fusion order and confidence is judged on similarity")
 	} else if p.rerankErr != nil {
 		degraded = append(degraded, fmt.Sprintf("the reranker %s failed (%v): passages keep the fusion order and confidence is judged on similarity", a.opt.Reranker.Name(), p.rerankErr))
 	}
