@@ -33,11 +33,12 @@ const (
 	RerankMedium = 0.5
 )
 
-// Reranker scores passages against a question; scores are probabilities
-// in 0..1, one per passage, in order.
+// Reranker scores candidates against a question; scores are probabilities
+// in 0..1, one per candidate, in order. See rerankers.go for the offline
+// model and HTTP providers.
 type Reranker interface {
 	Name() string
-	Rerank(ctx context.Context, query string, passages []string) ([]float64, error)
+	Rerank(ctx context.Context, question string, cands []retrieve.Candidate) ([]float64, error)
 }
 
 // Rewriter returns the query variants of a question, the question as
@@ -226,11 +227,7 @@ func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request
 	}
 	p := &pass{layers: layers, first: outs[0], candidates: merged}
 	if a.opt.Reranker != nil && len(merged) > 0 {
-		texts := make([]string, len(merged))
-		for i, c := range merged {
-			texts[i] = c.Text
-		}
-		scores, err := a.opt.Reranker.Rerank(ctx, req.Question, texts)
+		scores, err := a.opt.Reranker.Rerank(ctx, req.Question, merged)
 		if err == nil && len(scores) != len(merged) {
 			err = fmt.Errorf("reranker %s returned %d scores for %d passages", a.opt.Reranker.Name(), len(scores), len(merged))
 		}

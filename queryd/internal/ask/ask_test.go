@@ -181,7 +181,7 @@ func newAsker(t *testing.T, opt func(*Options)) *fixture {
 	t.Cleanup(st.Close)
 	eng := retrieve.New(st, retrieve.Options{Embedder: bow{}, KeywordSlots: 1})
 	f := &fixture{rec: &memRecorder{}, st: st, eng: eng}
-	o := Options{Engine: eng, Docs: st, Reranker: overlap{}, Recorder: f.rec}
+	o := Options{Engine: eng, Docs: st, Reranker: Texts{overlap{}}, Recorder: f.rec}
 	if opt != nil {
 		opt(&o)
 	}
@@ -380,7 +380,7 @@ func testAskDetailed(t *testing.T) {
 }
 
 func testAskRerankerDownKeepsFusionOrder(t *testing.T) {
-	f := newAsker(t, func(o *Options) { o.Reranker = overlap{fail: errors.New("connection refused")} })
+	f := newAsker(t, func(o *Options) { o.Reranker = Texts{overlap{fail: errors.New("connection refused")}} })
 	r := ask(t, f.asker, Request{Question: "Who can end this agreement with written notice?", Layers: []string{"contracts"}, ResponseFormat: FormatDetailed})
 	if r.Basis != "similarity" || len(r.Degraded) == 0 || !strings.Contains(strings.Join(r.Degraded, " "), "connection refused") {
 		t.Errorf("basis %s degraded %q", r.Basis, r.Degraded)
