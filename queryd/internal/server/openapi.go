@@ -155,3 +155,62 @@ func openAPIDocument(defs []toolDef) ([]byte, error) {
 	}
 	return out.Bytes(), nil
 }
+
+// outputSchema returns a tool's response schema from openapi_base.json with
+// every $ref inlined, as MCP's outputSchema wants a self-contained JSON
+// schema; nil when the tool documents none.
+func outputSchema(component string) (json.RawMessage, error) {
+	var base struct {
+		Components struct {
+			Schemas map[string]any `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openAPIBase, &base); err != nil {
+		return nil, fmt.Errorf("read openapi_base.json: %w", err)
+	}
+	schemas := base.Components.Schemas
+	root, ok := schemas[component+"Response"]
+	if !ok {
+		return nil, nil
+	}
+	var inline func(v any, depth int) (any, error)
+	inline = func(v any, depth int) (any, error) {
+		if depth > 16 {
+			return nil, fmt.Errorf("schema %sResponse: $ref nesting too deep", component)
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if r, ok := x["$ref"].(string); ok {
+				name, found := bytes.CutPrefix([]byte(r), []byte("#/components/schemas/"))
+				target, ok := schemas[string(name)]
+				if !found || !ok {
+					return nil, fmt.Errorf("schema %sResponse: unknown $ref %s", component, r)
+				}
+				return inline(target, depth+1)
+			}
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				var err error
+				if out[k], err = inline(e, depth); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				var err error
+				if out[i], err = inline(e, depth); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		}
+		return v, nil
+	}
+	s, err := inline(root, 0)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(s)
+}

@@ -341,6 +341,7 @@ func (s *Server) mcpServer() *mcpserver.MCPServer {
 	)
 	for _, t := range s.tools {
 		tool := mcp.NewToolWithRawSchema(t.Name, t.Description, t.Schema)
+		tool.RawOutputSchema = t.OutputSchema
 		tool.Annotations = mcp.ToolAnnotation{
 			ReadOnlyHint:    mcp.ToBoolPtr(!t.AdminOnly),
 			DestructiveHint: mcp.ToBoolPtr(t.AdminOnly),

@@ -17,9 +17,12 @@ type Tool struct {
 	Name        string
 	Description string
 	Schema      json.RawMessage // the JSON schema of the arguments
-	AdminOnly   bool            // readers are refused
-	Bounded     bool            // takes one of the QUERYD_MAX_CONCURRENT_SEARCHES slots
-	HTTPPath    string
+	// OutputSchema is the JSON schema of the result's structuredContent
+	// (MCP outputSchema); nil declares none.
+	OutputSchema json.RawMessage
+	AdminOnly    bool // readers are refused
+	Bounded      bool // takes one of the QUERYD_MAX_CONCURRENT_SEARCHES slots
+	HTTPPath     string
 	// Call decodes the arguments (a JSON object, or null when the caller
 	// sent none) and runs the tool. A caller's mistake is a qerr error that
 	// names the argument; anything else is an internal fault.
@@ -83,6 +86,9 @@ func (sp toolSpec[A]) def() toolDef {
 	schema, err := toolargs.Schema[A]()
 	if err == nil {
 		d.tool.Schema, err = json.Marshal(schema)
+	}
+	if err == nil && sp.Component != "" {
+		d.tool.OutputSchema, err = outputSchema(sp.Component)
 	}
 	if err != nil {
 		d.err = fmt.Errorf("tool %s: %w", sp.Name, err)
