@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/stratakb/stratakb/queryd/internal/caller"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/route"
+	"github.com/stratakb/stratakb/queryd/internal/scrub"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 	"github.com/stratakb/stratakb/schema"
 )
@@ -86,6 +88,9 @@ type Options struct {
 	// Recorder is nil with LEARNING_ENABLED=false: no interaction is
 	// recorded and responses carry no interaction_id.
 	Recorder Recorder
+	// RawQueries (LEARNING_STORE_RAW_QUERIES) records questions as asked;
+	// otherwise IBANs, BICs and account numbers are scrubbed first.
+	RawQueries bool
 	// Budget is ANSWER_TOKEN_BUDGET (0: DefaultBudget).
 	Budget int
 	Logger *slog.Logger
@@ -490,8 +495,15 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 	}
 
 	if a.opt.Recorder != nil {
-		in := Interaction{Caller: caller.From(ctx), Tool: "strata_ask", Question: req.Question,
-			Layers: layerNames(layers), Variants: variants, Status: string(status), Confidence: confidence}
+		q, vs := req.Question, slices.Clone(variants)
+		if !a.opt.RawQueries {
+			q = scrub.Text(q)
+			for i := range vs {
+				vs[i] = scrub.Text(vs[i])
+			}
+		}
+		in := Interaction{Caller: caller.From(ctx), Tool: "strata_ask", Question: q,
+			Layers: layerNames(layers), Variants: vs, Status: string(status), Confidence: confidence}
 		for _, i := range keep {
 			in.ChunkIDs = append(in.ChunkIDs, cands[i].ChunkID)
 		}

@@ -166,6 +166,7 @@ func TestAsk(t *testing.T) {
 		"RerankerDownKeepsFusionOrder": testAskRerankerDownKeepsFusionOrder,
 		"VariantsAreMerged":            testAskVariantsAreMerged,
 		"Arguments":                    testAskArguments,
+		"ScrubsRecordedQuestions":      testAskScrubsRecordedQuestions,
 	} {
 		t.Run(name, fn)
 	}
@@ -433,5 +434,22 @@ func testAskArguments(t *testing.T) {
 		if !errors.As(err, &qe) || qe.Kind != qerr.Invalid || qe.Arg != c.arg {
 			t.Errorf("%+v: %v, want an invalid %s", c.req, err, c.arg)
 		}
+	}
+}
+
+func testAskScrubsRecordedQuestions(t *testing.T) {
+	f := newAsker(t, nil)
+	q := "Why was the payment to DE89 3704 0044 0532 0130 00 returned?"
+	r := ask(t, f.asker, Request{Question: q, Layers: []string{"rules"}, ResponseFormat: FormatDetailed})
+	if len(f.rec.got) != 1 || strings.Contains(f.rec.got[0].Question, "3704") || strings.Contains(strings.Join(f.rec.got[0].Variants, " "), "3704") {
+		t.Fatalf("recorded %+v", f.rec.got)
+	}
+	if r.QueryVariants[0] != q {
+		t.Errorf("the response's variant was scrubbed too: %q", r.QueryVariants[0])
+	}
+	raw := newAsker(t, func(o *Options) { o.RawQueries = true })
+	ask(t, raw.asker, Request{Question: q, Layers: []string{"rules"}})
+	if raw.rec.got[0].Question != q {
+		t.Errorf("LEARNING_STORE_RAW_QUERIES: recorded %q", raw.rec.got[0].Question)
 	}
 }
