@@ -167,6 +167,9 @@ type session struct {
 		}
 	}
 	Search       toolResult
+	Ask          askResult
+	AskDetailed  askResult  `json:"ask_detailed"`
+	BadAsk       toolResult `json:"bad_ask"`
 	BadTopK      toolResult `json:"bad_top_k"`
 	BadLayers    toolResult `json:"bad_layers"`
 	UnknownLayer toolResult `json:"unknown_layer"`
@@ -200,6 +203,22 @@ type toolResult struct {
 		Results []struct {
 			File, Lines, Text, Layer, Ref string
 		}
+	} `json:"structuredContent"`
+}
+
+// askResult is a strata_ask tool result as the SDK client returns it.
+type askResult struct {
+	IsError bool `json:"isError"`
+	Content []struct {
+		Type, Text string
+	}
+	StructuredContent struct {
+		Status, AnswerStatus, Mode, Basis string
+		Passages                          []struct {
+			ID, Ref, Text string
+			Citation      struct{ File, Lines, Layer string }
+		}
+		InteractionID string `json:"interaction_id"`
 	} `json:"structuredContent"`
 }
 
@@ -264,8 +283,8 @@ func (e *env) check(t *testing.T, s session) {
 			}
 		}
 	}
-	if strings.Join(names, ",") != "strata_search" {
-		t.Errorf("tools %v, want only strata_search in this release", names)
+	if strings.Join(names, ",") != "strata_ask,strata_search" {
+		t.Errorf("tools %v, want strata_ask and strata_search", names)
 	}
 	if len(s.Prompts) != 1 || s.Prompts[0].Name != "answer_from_documents" || len(s.Prompts[0].Arguments) != 2 {
 		t.Errorf("prompts %+v", s.Prompts)
@@ -299,10 +318,23 @@ func (e *env) check(t *testing.T, s session) {
 		t.Errorf("lines %s of %s do not hold the result's text and the carry-over rule:\n%s", top.Lines, top.File, cited)
 	}
 
+	// strata_ask answers the same question from the handbook, citing the
+	// carry-over rule's file; the detailed form (routed, no layers named)
+	// says so in answer_status.
+	a := s.Ask.StructuredContent
+	if s.Ask.IsError || a.Status == "" || a.Mode != "grounded" || len(a.Passages) == 0 {
+		t.Fatalf("strata_ask: %+v", s.Ask)
+	}
+	if a.Passages[0].ID != "S1" || a.Passages[0].Citation.File != "leave-policy.md" || !strings.Contains(a.Passages[0].Text, "carried") {
+		t.Errorf("strata_ask's first passage: %+v", a.Passages[0])
+	}
+	if d := s.AskDetailed.StructuredContent; s.AskDetailed.IsError || d.Status != "ok" || d.AnswerStatus == "" || d.Basis == "" {
+		t.Errorf("strata_ask detailed: %+v", s.AskDetailed)
+	}
 	for name, c := range map[string]struct {
 		r   toolResult
 		arg string
-	}{"top_k 99": {s.BadTopK, "top_k"}, "layers as a string": {s.BadLayers, "layers"}, "unknown layer": {s.UnknownLayer, "layers"}} {
+	}{"response_format long": {s.BadAsk, "response_format"}, "top_k 99": {s.BadTopK, "top_k"}, "layers as a string": {s.BadLayers, "layers"}, "unknown layer": {s.UnknownLayer, "layers"}} {
 		if !c.r.IsError || len(c.r.Content) == 0 || !strings.Contains(c.r.Content[0].Text, `"argument":"`+c.arg+`"`) {
 			t.Errorf("%s: want a tool error naming %s, got %+v", name, c.arg, c.r)
 		}

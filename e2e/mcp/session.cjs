@@ -8,7 +8,8 @@
 //   node session.cjs http-refused URL [TOKEN]  (reports whether the server refused)
 //
 // Environment: STRATA_E2E_DIR is the folder setup-e2e.sh installed the SDK
-// into (var/e2e); SEARCH_QUERY and SEARCH_LAYER the search to run.
+// into (var/e2e); SEARCH_QUERY and SEARCH_LAYER the search to run, ASK_QUESTION
+// the question strata_ask gets (default: SEARCH_QUERY).
 'use strict';
 const path = require('node:path');
 const { createRequire } = require('node:module');
@@ -64,6 +65,12 @@ async function main() {
   out.bad_top_k = await client.callTool({ name: 'strata_search', arguments: { query, top_k: 99 } });
   out.bad_layers = await client.callTool({ name: 'strata_search', arguments: { query, layers: 'not-a-list' } });
   out.unknown_layer = await client.callTool({ name: 'strata_search', arguments: { query, layers: ['no-such-layer'] } });
+  if (out.tools.some((t) => t.name === 'strata_ask')) {
+    const question = process.env.ASK_QUESTION || query;
+    out.ask = await client.callTool({ name: 'strata_ask', arguments: { question, layers: [layer] } });
+    out.ask_detailed = await client.callTool({ name: 'strata_ask', arguments: { question, response_format: 'detailed' } });
+    out.bad_ask = await client.callTool({ name: 'strata_ask', arguments: { question, response_format: 'long' } });
+  }
   out.prompt = await client.getPrompt({ name: 'answer_from_documents', arguments: { question: query, layers: `${layer}, other` } });
   out.prompt_without_question = await refusal(() => client.getPrompt({ name: 'answer_from_documents', arguments: {} }));
   if (mode === 'http') {
