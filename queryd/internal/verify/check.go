@@ -1,0 +1,224 @@
+package verify
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits of a check.
+const (
+	MaxDraft      = 50000 // characters
+	MaxPassages   = 50
+	MaxFlags      = 50
+	MaxUnchecked  = 50
+	MaxShownChars = 200 // an unchecked sentence is cut to this many characters
+)
+
+// Verdicts.
+const (
+	Verified       = "verified"
+	Flagged        = "flagged"
+	NothingChecked = "nothing_checked"
+)
+
+// Flag is one thing the draft says that the passages do not back.
+type Flag struct {
+	// Kind is quote, a fact kind (number, date, amount, percent, code,
+	// clause), no_citation or unknown_passage.
+	Kind string `json:"kind"`
+	// Text is the quote or fact as the draft writes it.
+	Text string `json:"text"`
+	// Sentence is the sentence's number in the draft (1-based); 0 for a
+	// flag about the whole draft.
+	Sentence int `json:"sentence"`
+	// Searched are the passages it was looked for in ("S1", "S2").
+	Searched []string `json:"searched,omitempty"`
+	Message  string   `json:"message"`
+}
+
+// Result is a check's outcome.
+type Result struct {
+	Status string `json:"status"`
+	Flags  []Flag `json:"flags,omitempty"`
+	// Checked counts the quotes and facts compared.
+	Checked int `json:"checked"`
+	// Unchecked are the sentences with no quote or fact (at most
+	// MaxUnchecked, each cut to MaxShownChars); none when the draft has no
+	// quote or fact at all.
+	Unchecked []string `json:"unchecked_sentences,omitempty"`
+	// Note explains a nothing_checked result.
+	Note string `json:"note,omitempty"`
+}
+
+// Check checks draft against passages, passages[0] being S1.
+func Check(draft string, passages []string) Result {
+	sents := Sentences(draft)
+	idx := make([]index, len(passages))
+	for i, p := range passages {
+		idx[i] = indexOf(p)
+	}
+	var res Result
+	flag := func(f Flag) {
+		if len(res.Flags) < MaxFlags {
+			res.Flags = append(res.Flags, f)
+		}
+	}
+	anyCite := false
+	for _, s := range sents {
+		if len(s.Cites) > 0 {
+			anyCite = true
+		}
+		for _, q := range quotesIn(draft, s.Start, s.End) {
+			if len(q.Cites) > 0 {
+				anyCite = true
+			}
+		}
+	}
+	if !anyCite {
+		flag(Flag{Kind: "no_citation", Message: "The draft cites no passage: cite each claim by its passage id, as [S1]."})
+	}
+	all := make([]int, len(passages))
+	for i := range passages {
+		all[i] = i + 1
+	}
+	var unchecked []string
+	for n, s := range sents {
+		for _, c := range s.Cites {
+			if c < 1 || c > len(passages) {
+				flag(Flag{Kind: "unknown_passage", Text: fmt.Sprintf("S%d", c), Sentence: n + 1,
+					Message: fmt.Sprintf("S%d is cited, but only %d passages were given.", c, len(passages))})
+			}
+		}
+		cites := valid(s.Cites, len(passages))
+		if len(cites) == 0 {
+			cites = all // a sentence that cites none is checked against all
+		}
+		items := 0
+		quotes := quotesIn(draft, s.Start, s.End)
+		for _, q := range quotes {
+			items++
+			res.Checked++
+			in := valid(q.Cites, len(passages))
+			if len(in) == 0 {
+				in = cites
+			}
+			found := false
+			for _, c := range in {
+				if quoteIn(q, passages[c-1]) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				flag(Flag{Kind: "quote", Text: q.Text, Sentence: n + 1, Searched: ids(in),
+					Message: fmt.Sprintf("The quote %q is not in %s, word for word.", clipText(q.Text), span(in))})
+			}
+		}
+		// Facts outside the quotes and the citations.
+		text := blank(draft, s.Start, s.End, quotes)
+		for _, f := range Facts(text) {
+			items++
+			res.Checked++
+			found := false
+			for _, c := range cites {
+				if idx[c-1].holds(f) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				flag(Flag{Kind: f.Kind, Text: f.Text, Sentence: n + 1, Searched: ids(cites),
+					Message: fmt.Sprintf("%q not found in %s.", f.Text, span(cites))})
+			}
+		}
+		if items == 0 && !onlyCitations(s.Text) {
+			unchecked = append(unchecked, clipText(s.Text))
+		}
+	}
+	switch {
+	case len(res.Flags) > 0:
+		res.Status = Flagged
+	case res.Checked == 0:
+		res.Status = NothingChecked
+		res.Note = "The draft holds no quote and no number, date, amount, code or clause reference, so nothing could be checked: quote the passage that supports it and verify again, or tell the reader the answer is unverified."
+	default:
+		res.Status = Verified
+	}
+	if res.Checked > 0 {
+		if len(unchecked) > MaxUnchecked {
+			unchecked = unchecked[:MaxUnchecked]
+		}
+		res.Unchecked = unchecked
+	}
+	return res
+}
+
+// blank returns draft[start:end] with its quotes and citations replaced by
+// spaces, so that their numbers are not taken for facts and offsets stay.
+func blank(draft string, start, end int, quotes []Quote) string {
+	b := []byte(draft[start:end])
+	for _, q := range quotes {
+		for i := q.Start - start; i < q.End-start; i++ {
+			b[i] = ' '
+		}
+	}
+	for _, m := range citeRe.FindAllIndex(b, -1) {
+		for i := m[0]; i < m[1]; i++ {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+func onlyCitations(s string) bool {
+	return strings.TrimSpace(citeRe.ReplaceAllString(s, "")) == "" ||
+		strings.Trim(citeRe.ReplaceAllString(s, ""), " .,;:!?") == ""
+}
+
+func valid(cites []int, n int) []int {
+	var out []int
+	for _, c := range cites {
+		if c >= 1 && c <= n {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func ids(cs []int) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = fmt.Sprintf("S%d", c)
+	}
+	return out
+}
+
+// span names the passages searched: "S2", "S1 and S3", "S1–S4".
+func span(cs []int) string {
+	switch {
+	case len(cs) == 0:
+		return "any passage"
+	case len(cs) == 1:
+		return fmt.Sprintf("S%d", cs[0])
+	}
+	contiguous := true
+	for i := 1; i < len(cs); i++ {
+		if cs[i] != cs[i-1]+1 {
+			contiguous = false
+		}
+	}
+	if contiguous && len(cs) > 2 {
+		return fmt.Sprintf("S%d–S%d", cs[0], cs[len(cs)-1])
+	}
+	parts := ids(cs)
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+func clipText(s string) string {
+	if utf8.RuneCountInString(s) <= MaxShownChars {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:MaxShownChars-1]) + "…"
+}

@@ -1,0 +1,341 @@
+package verify
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/stratakb/stratakb/structure"
+)
+
+// Kinds of facts.
+const (
+	KindDate    = "date"
+	KindAmount  = "amount"
+	KindPercent = "percent"
+	KindCode    = "code"
+	KindClause  = "clause"
+	KindNumber  = "number"
+)
+
+// Fact is one checkable fact of a text: a date, amount, percentage, code,
+// clause reference or number, with its normalised keys (an ambiguous
+// number such as 1.000 has two readings).
+type Fact struct {
+	Kind       string
+	Text       string
+	Start, End int
+	Keys       []string
+}
+
+const numPat = `[0-9]{1,3}(?:[.,'  ][0-9]{3})+(?:[.,][0-9]+)?|[0-9]+(?:[.,][0-9]+)?`
+
+var (
+	months = map[string]int{"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
+		"august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
+		"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12}
+	monthPat = `(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?`
+
+	isoDateRe  = regexp.MustCompile(`\b([0-9]{4})-([0-9]{2})-([0-9]{2})\b`)
+	dmyRe      = regexp.MustCompile(`(?i)\b([0-9]{1,2})(?:st|nd|rd|th)?\.?\s+` + monthPat + `,?\s+([0-9]{4})\b`)
+	mdyRe      = regexp.MustCompile(`(?i)\b` + monthPat + `\s+([0-9]{1,2})(?:st|nd|rd|th)?,?\s+([0-9]{4})\b`)
+	dotDateRe  = regexp.MustCompile(`\b([0-9]{1,2})\.([0-9]{1,2})\.([0-9]{4})\b`)
+	currency   = `(EUR|USD|GBP|CHF|JPY|SEK|NOK|DKK|PLN|CAD|AUD|€|\$|£|¥)`
+	currWords  = `(euros?|dollars?|pounds?|francs?)`
+	scale      = `(?:\s*(thousand|million|billion|bn|m|k)\b)?`
+	amountPre  = regexp.MustCompile(`(?i)` + currency + `\s?(` + numPat + `)` + scale)
+	amountPost = regexp.MustCompile(`(?i)\b(` + numPat + `)` + scale + `\s?(?:` + currency + `|` + currWords + `)`)
+	percentRe  = regexp.MustCompile(`(?i)\b(` + numPat + `)\s?(%|percent\b|per cent\b)`)
+	codeRes    = []*regexp.Regexp{
+		regexp.MustCompile(`\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b`), // IBAN
+		regexp.MustCompile(`\b[a-z]{2,8}\.[0-9]{3}(?:\.[0-9]{3})*(?:\.[0-9]{2})?\b`),         // pacs.008.001.08
+		regexp.MustCompile(`\b[A-Za-z]{1,6}-[0-9]{1,6}\b`),                                   // AT-44
+		regexp.MustCompile(`\b[A-Z]{1,6}[0-9]{2,6}[A-Z]?\b`),                                 // AC01, W123
+	}
+	anyNumberRe = regexp.MustCompile(numPat)
+	numberRe    = regexp.MustCompile(`(?:^|[^0-9A-Za-z.,])(-?(?:` + numPat + `))(?:$|[^0-9A-Za-z])`)
+	wordNums    = map[string]int{"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+		"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+		"sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+		"fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
+	wordNumRe = regexp.MustCompile(`(?i)\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)(?:[- ](one|two|three|four|five|six|seven|eight|nine))?\b`)
+)
+
+var currencyCode = map[string]string{"€": "EUR", "$": "USD", "£": "GBP", "¥": "JPY",
+	"euro": "EUR", "euros": "EUR", "dollar": "USD", "dollars": "USD", "pound": "GBP", "pounds": "GBP", "franc": "CHF", "francs": "CHF"}
+
+func normCurrency(c string) string {
+	if v, ok := currencyCode[strings.ToLower(c)]; ok {
+		return v
+	}
+	return strings.ToUpper(c)
+}
+
+// groupMarks are the thousands separators dropped before parsing.
+var groupMarks = strings.NewReplacer(" ", "", "\u00a0", "", "'", "")
+
+var scales = map[string]float64{"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "billion": 1e9, "bn": 1e9}
+
+// numbers parses a written number; an ambiguous one gives each reading:
+// 1.000,00 and 1,000.00 are 1000; 1.000 is 1000 or 1; 7,5 is 7.5.
+func numbers(s string) []float64 {
+	s = groupMarks.Replace(s)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var readings []string
+	dot, comma := strings.LastIndex(s, "."), strings.LastIndex(s, ",")
+	switch {
+	case dot >= 0 && comma >= 0:
+		if dot > comma { // 1,000.50
+			readings = []string{strings.ReplaceAll(s, ",", "")}
+		} else { // 1.000,50
+			readings = []string{strings.ReplaceAll(strings.ReplaceAll(s, ".", ""), ",", ".")}
+		}
+	case comma >= 0:
+		groups := strings.Split(s, ",")
+		if len(groups) > 2 || len(groups[1]) == 3 { // 1,000 or 1,000,000 (and 1,000 read as decimal too)
+			readings = append(readings, strings.ReplaceAll(s, ",", ""))
+			if len(groups) == 2 {
+				readings = append(readings, strings.ReplaceAll(s, ",", "."))
+			}
+		} else { // 7,5
+			readings = []string{strings.ReplaceAll(s, ",", ".")}
+		}
+	case dot >= 0:
+		groups := strings.Split(s, ".")
+		if len(groups) > 2 { // 1.000.000
+			readings = []string{strings.ReplaceAll(s, ".", "")}
+		} else {
+			readings = []string{s}
+			if len(groups[1]) == 3 { // 1.000 may be a thousand
+				readings = append(readings, strings.ReplaceAll(s, ".", ""))
+			}
+		}
+	default:
+		readings = []string{s}
+	}
+	var out []float64
+	for _, r := range readings {
+		if v, err := strconv.ParseFloat(r, 64); err == nil {
+			if neg {
+				v = -v
+			}
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func numKey(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e15 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
+
+func dateKey(y, m, d int) string { return fmt.Sprintf("%s:%04d-%02d-%02d", KindDate, y, m, d) }
+
+// Facts returns the facts of text, in order. Parts already taken by a
+// longer fact (the 2026 of a date) are not facts of their own.
+func Facts(text string) []Fact {
+	var out []Fact
+	taken := make([]bool, len(text)+1)
+	free := func(a, b int) bool {
+		for i := a; i < b; i++ {
+			if taken[i] {
+				return false
+			}
+		}
+		return true
+	}
+	add := func(kind string, a, b int, keys []string) {
+		if len(keys) == 0 || !free(a, b) {
+			return
+		}
+		for i := a; i < b; i++ {
+			taken[i] = true
+		}
+		out = append(out, Fact{Kind: kind, Text: text[a:b], Start: a, End: b, Keys: keys})
+	}
+	for _, m := range isoDateRe.FindAllStringSubmatchIndex(text, -1) {
+		y, mo, d := atoi(text[m[2]:m[3]]), atoi(text[m[4]:m[5]]), atoi(text[m[6]:m[7]])
+		if validDate(y, mo, d) {
+			add(KindDate, m[0], m[1], []string{dateKey(y, mo, d)})
+		}
+	}
+	for _, m := range dmyRe.FindAllStringSubmatchIndex(text, -1) {
+		d, mo, y := atoi(text[m[2]:m[3]]), months[strings.ToLower(text[m[4]:m[5]])], atoi(text[m[6]:m[7]])
+		if validDate(y, mo, d) {
+			add(KindDate, m[0], m[1], []string{dateKey(y, mo, d)})
+		}
+	}
+	for _, m := range mdyRe.FindAllStringSubmatchIndex(text, -1) {
+		mo, d, y := months[strings.ToLower(text[m[2]:m[3]])], atoi(text[m[4]:m[5]]), atoi(text[m[6]:m[7]])
+		if validDate(y, mo, d) {
+			add(KindDate, m[0], m[1], []string{dateKey(y, mo, d)})
+		}
+	}
+	for _, m := range dotDateRe.FindAllStringSubmatchIndex(text, -1) {
+		d, mo, y := atoi(text[m[2]:m[3]]), atoi(text[m[4]:m[5]]), atoi(text[m[6]:m[7]])
+		if validDate(y, mo, d) {
+			add(KindDate, m[0], m[1], []string{dateKey(y, mo, d)})
+		}
+	}
+	amountKeys := func(cur, num, sc string) []string {
+		mult := 1.0
+		if sc != "" {
+			mult = scales[strings.ToLower(sc)]
+		}
+		var keys []string
+		for _, v := range numbers(num) {
+			keys = append(keys, KindAmount+":"+normCurrency(cur)+":"+numKey(v*mult))
+		}
+		return keys
+	}
+	for _, m := range amountPre.FindAllStringSubmatchIndex(text, -1) {
+		sc := ""
+		if m[6] >= 0 {
+			sc = text[m[6]:m[7]]
+		}
+		add(KindAmount, m[0], m[1], amountKeys(text[m[2]:m[3]], text[m[4]:m[5]], sc))
+	}
+	for _, m := range amountPost.FindAllStringSubmatchIndex(text, -1) {
+		sc, cur := "", ""
+		if m[4] >= 0 {
+			sc = text[m[4]:m[5]]
+		}
+		if m[6] >= 0 {
+			cur = text[m[6]:m[7]]
+		} else if m[8] >= 0 {
+			cur = text[m[8]:m[9]]
+		}
+		add(KindAmount, m[0], m[1], amountKeys(cur, text[m[2]:m[3]], sc))
+	}
+	for _, m := range percentRe.FindAllStringSubmatchIndex(text, -1) {
+		var keys []string
+		for _, v := range numbers(text[m[2]:m[3]]) {
+			keys = append(keys, KindPercent+":"+numKey(v))
+		}
+		add(KindPercent, m[0], m[1], keys)
+	}
+	for _, re := range codeRes {
+		for _, m := range re.FindAllStringIndex(text, -1) {
+			add(KindCode, m[0], m[1], []string{KindCode + ":" + foldCode(text[m[0]:m[1]])})
+		}
+	}
+	for _, r := range structure.ParseReferences(text) {
+		if r.Weak {
+			continue
+		}
+		add(KindClause, r.Start, r.End, []string{KindClause + ":" + strings.ToLower(r.Number)})
+	}
+	for _, m := range numberRe.FindAllStringSubmatchIndex(text, -1) {
+		var keys []string
+		for _, v := range numbers(text[m[2]:m[3]]) {
+			keys = append(keys, KindNumber+":"+numKey(v))
+		}
+		add(KindNumber, m[2], m[3], keys)
+	}
+	for _, m := range wordNumRe.FindAllStringSubmatchIndex(text, -1) {
+		v := wordNums[strings.ToLower(text[m[2]:m[3]])]
+		if m[4] >= 0 {
+			v += wordNums[strings.ToLower(text[m[4]:m[5]])]
+		}
+		add(KindNumber, m[0], m[1], []string{KindNumber + ":" + strconv.Itoa(v)})
+	}
+	sortFacts(out)
+	return out
+}
+
+func validDate(y, m, d int) bool {
+	return y >= 1000 && y <= 9999 && m >= 1 && m <= 12 && d >= 1 && d <= 31
+}
+
+// foldCode is a code's key: lower case, separators dropped, so that
+// "AT-44" and "AT 44", "pacs.008" and "PACS 008" compare equal.
+func foldCode(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func sortFacts(fs []Fact) {
+	for i := 1; i < len(fs); i++ {
+		for j := i; j > 0 && fs[j].Start < fs[j-1].Start; j-- {
+			fs[j], fs[j-1] = fs[j-1], fs[j]
+		}
+	}
+}
+
+// index is what a passage offers to match facts against: every key of its
+// facts, and every number it writes (also inside dates, amounts and
+// percentages, so "in 2026" matches "4 November 2026"), with clause
+// numbers as numbers too.
+type index struct {
+	keys map[string]bool
+	text string // lower-cased passage
+}
+
+func indexOf(passage string) index {
+	ix := index{keys: map[string]bool{}, text: strings.ToLower(passage)}
+	for _, f := range Facts(passage) {
+		for _, k := range f.Keys {
+			ix.keys[k] = true
+		}
+	}
+	// Numbers inside other facts.
+	for _, m := range anyNumberRe.FindAllString(passage, -1) {
+		for _, v := range numbers(m) {
+			ix.keys[KindNumber+":"+numKey(v)] = true
+		}
+	}
+	for _, re := range codeRes {
+		for _, m := range re.FindAllString(passage, -1) {
+			ix.keys[KindCode+":"+foldCode(m)] = true
+		}
+	}
+	return ix
+}
+
+// holds reports whether the passage index holds fact f. A clause
+// reference matches its number written anywhere in the passage; an amount
+// matches the same value in the same currency.
+func (ix index) holds(f Fact) bool {
+	for _, k := range f.Keys {
+		if ix.keys[k] {
+			return true
+		}
+		if kind, num, ok := strings.Cut(k, ":"); ok && kind == KindClause && containsToken(ix.text, num) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsToken reports whether tok occurs in s not inside a longer number
+// or word: "7.2" is in "7.2 notice" but not in "17.2" or "7.21".
+func containsToken(s, tok string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], tok)
+		if j < 0 {
+			return false
+		}
+		a, b := i+j, i+j+len(tok)
+		before := a == 0 || !isWordByte(s[a-1])
+		after := b == len(s) || !isWordByte(s[b]) && !(s[b] == '.' && b+1 < len(s) && s[b+1] >= '0' && s[b+1] <= '9')
+		if before && after {
+			return true
+		}
+		i = a + 1
+	}
+}
+
+func isWordByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}

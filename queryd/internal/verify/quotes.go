@@ -1,0 +1,122 @@
+package verify
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// quoteSpans returns the byte spans of the quotes in s, quote marks
+// included: "…" with straight double quotes, and “…” with curly ones. An
+// unclosed quote mark opens nothing.
+func quoteSpans(s string) [][2]int {
+	var out [][2]int
+	open := -1
+	var want rune
+	for i, r := range s {
+		switch {
+		case open < 0 && (r == '"' || r == '“'):
+			open, want = i, r
+			if r == '“' {
+				want = '”'
+			}
+		case open >= 0 && r == want:
+			out = append(out, [2]int{open, i + utf8.RuneLen(r)})
+			open = -1
+		case open >= 0 && r == '\n':
+			open = -1 // a quote does not run over a line break
+		}
+	}
+	return out
+}
+
+// Quote is one quoted span of a draft.
+type Quote struct {
+	// Text is what is inside the quote marks; Parts its pieces around
+	// omission marks (... or …).
+	Text  string
+	Parts []string
+	// Start and End are the span's offsets in the draft, marks included.
+	Start, End int
+	// Cites are the passages cited right after the quote ("…" [S2]).
+	Cites []int
+}
+
+// MinQuoteWords is how many words each part of a quote around an
+// omission needs, so that "a … b" cannot match anything.
+const MinQuoteWords = 2
+
+// quotesIn returns the quotes of draft[start:end].
+func quotesIn(draft string, start, end int) []Quote {
+	var out []Quote
+	for _, sp := range quoteSpans(draft) {
+		if sp[0] < start || sp[1] > end {
+			continue
+		}
+		inner := draft[sp[0]:sp[1]]
+		_, first := utf8.DecodeRuneInString(inner)
+		_, last := utf8.DecodeLastRuneInString(inner)
+		inner = inner[first : len(inner)-last]
+		q := Quote{Text: inner, Start: sp[0], End: sp[1]}
+		for _, p := range strings.FieldsFunc(strings.ReplaceAll(inner, "...", "…"), func(r rune) bool { return r == '…' }) {
+			if p = strings.TrimSpace(p); p != "" {
+				q.Parts = append(q.Parts, p)
+			}
+		}
+		rest := strings.TrimLeft(draft[sp[1]:end], " \t")
+		if m := citeRunRe.FindString(rest); m != "" {
+			for _, id := range citeIDRe.FindAllStringSubmatch(m, -1) {
+				q.Cites = append(q.Cites, atoi(id[1]))
+			}
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// words splits text into lower-cased words of letters and digits, as
+// quotes are compared: case, punctuation and line breaks aside.
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// quoteIn reports whether every part of q appears in passage as whole
+// words, the parts in order. A part of fewer than MinQuoteWords words in a
+// quote with an omission never matches.
+func quoteIn(q Quote, passage string) bool {
+	pw := words(passage)
+	from := 0
+	for _, part := range q.Parts {
+		w := words(part)
+		if len(w) == 0 || len(q.Parts) > 1 && len(w) < MinQuoteWords {
+			return false
+		}
+		at := indexWords(pw[from:], w)
+		if at < 0 {
+			return false
+		}
+		from += at + len(w)
+	}
+	return len(q.Parts) > 0
+}
+
+func indexWords(hay, needle []string) int {
+outer:
+	for i := 0; i+len(needle) <= len(hay); i++ {
+		for j, w := range needle {
+			if hay[i+j] != w {
+				continue outer
+			}
+		}
+		return i
+	}
+	return -1
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, r := range s {
+		n = n*10 + int(r-'0')
+	}
+	return n
+}

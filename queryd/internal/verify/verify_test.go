@@ -1,0 +1,170 @@
+package verify
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func sentenceTexts(ss []Sentence) []string {
+	out := []string{}
+	for _, s := range ss {
+		out = append(out, s.Text)
+	}
+	return out
+}
+
+func TestSentences(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		draft string
+		want  []string
+		cites [][]int
+	}{
+		// Citations right after the end belong to the sentence before.
+		{"Either party may end it with notice. [S1] The fee is due.", []string{"Either party may end it with notice. [S1]", "The fee is due."}, [][]int{{1}, nil}},
+		// ... unless a lower-case word follows them.
+		{"It ends. [S1] and then it starts again.", []string{"It ends.", "[S1] and then it starts again."}, [][]int{nil, {1}}},
+		// A lower-case letter or a digit after the mark does not end it.
+		{"See clause 7.2 of the agreement, e.g. the notice part [S1].", []string{"See clause 7.2 of the agreement, e.g. the notice part [S1]."}, [][]int{{1}}},
+		// A line break ends a sentence.
+		{"First line [S1]\nSecond line [S2]", []string{"First line [S1]", "Second line [S2]"}, [][]int{{1}, {2}}},
+		// Several citations, separated by commas or semicolons.
+		{"Both say so [S1], [S2]; [S3]. Next.", []string{"Both say so [S1], [S2]; [S3].", "Next."}, [][]int{{1, 2, 3}, nil}},
+		{"Both say so [S1, S2]! Really?", []string{"Both say so [S1, S2]!", "Really?"}, [][]int{{1, 2}, nil}},
+		// A citation inside a quote does not count.
+		{`He wrote "see [S2] above" here [S1].`, []string{`He wrote "see [S2] above" here [S1].`}, [][]int{{1}}},
+	}
+	for _, c := range cases {
+		got := Sentences(c.draft)
+		if !reflect.DeepEqual(sentenceTexts(got), c.want) {
+			t.Errorf("Sentences(%q) = %q, want %q", c.draft, sentenceTexts(got), c.want)
+			continue
+		}
+		for i, s := range got {
+			if !reflect.DeepEqual(s.Cites, c.cites[i]) {
+				t.Errorf("%q sentence %d cites %v, want %v", c.draft, i, s.Cites, c.cites[i])
+			}
+		}
+	}
+}
+
+func TestFactsNormalise(t *testing.T) {
+	t.Parallel()
+	// The spec's examples: each draft fact matches the passage's wording.
+	cases := []struct{ draft, passage string }{
+		{"The notice is 30 days [S1].", "with thirty (30) days' written notice"},
+		{"It costs EUR 1.000,00 [S1].", "a fee of 1000 EUR per year"},
+		{"It was signed on 2026-11-04 [S1].", "signed on 4 November 2026 by both"},
+		{"The rate is 5 % [S1].", "a rate of 5% applies"},
+		{"Code AC01 means a wrong account [S1].", "AC01 IncorrectAccountNumber"},
+		{"Send a pacs.008 [S1].", "the pacs.008 message"},
+		{"Clause 7.2 allows it [S1].", "7.2 Either party may end"},
+		{"The cap is EUR 7.2 million [S1].", "capped at EUR 7,200,000"},
+		{"Thirty days apply [S1].", "30 days apply"},
+		{"It was in 2026 [S1].", "dated 4 November 2026"},
+	}
+	for _, c := range cases {
+		r := Check(c.draft, []string{c.passage})
+		if r.Status != Verified {
+			t.Errorf("%q against %q: %s %+v", c.draft, c.passage, r.Status, r.Flags)
+		}
+	}
+	// Changed facts are flagged.
+	for _, c := range []struct{ draft, passage, flagged string }{
+		{"The notice is 13 days [S1].", "with thirty (30) days' written notice", "13"},
+		{"It costs EUR 1.500,00 [S1].", "a fee of 1000 EUR per year", "EUR 1.500,00"},
+		{"It was signed on 2026-11-05 [S1].", "signed on 4 November 2026", "2026-11-05"},
+		{"Code AC04 means closed [S1].", "AC01 IncorrectAccountNumber", "AC04"},
+		{"Clause 7.3 allows it [S1].", "7.2 Either party may end", "Clause 7.3"},
+		{"The rate is 6 % [S1].", "a rate of 5% applies", "6 %"},
+	} {
+		r := Check(c.draft, []string{c.passage})
+		if r.Status != Flagged || len(r.Flags) == 0 || r.Flags[0].Text != c.flagged {
+			t.Errorf("%q against %q: %s %+v, want %q flagged", c.draft, c.passage, r.Status, r.Flags, c.flagged)
+		}
+	}
+}
+
+func TestQuotes(t *testing.T) {
+	t.Parallel()
+	p := []string{"Either party may end this agreement\nwith ninety days' written notice.", "Liability is capped at the fees paid."}
+	cases := []struct {
+		draft  string
+		status string
+	}{
+		{`The contract says "Either party may end this agreement with ninety days' written notice" [S1].`, Verified},
+		// Quotes must be in the passage they cite.
+		{`It says "Liability is capped at the fees paid" [S1].`, Flagged},
+		{`It says "Liability is capped at the fees paid" [S2].`, Verified},
+		// Whole words only.
+		{`It says "ither party may" [S1].`, Flagged},
+		// ... marks an omission; each part needs two words.
+		{`It says "Either party … written notice" [S1].`, Verified},
+		{`It says "Either … notice" [S1].`, Flagged},
+		{`It says "written notice ... Either party" [S1].`, Flagged},
+		// A quote cited right after it is looked up there.
+		{`"Liability is capped" [S2], and "Either party may" [S1].`, Verified},
+	}
+	for _, c := range cases {
+		if r := Check(c.draft, p); r.Status != c.status {
+			t.Errorf("%s: %s %+v, want %s", c.draft, r.Status, r.Flags, c.status)
+		}
+	}
+}
+
+func TestVerdicts(t *testing.T) {
+	t.Parallel()
+	p := []string{"The notice period is 90 days.", "Fees are due in 30 days.", "x", "y"}
+	// No citation at all is flagged, even when the facts match.
+	if r := Check("The notice period is 90 days.", p); r.Status != Flagged || r.Flags[0].Kind != "no_citation" {
+		t.Errorf("no citation: %+v", r)
+	}
+	// [S5] with four passages.
+	if r := Check("The notice period is 90 days [S5].", p); r.Status != Flagged || r.Flags[0].Kind != "unknown_passage" {
+		t.Errorf("S5 of 4: %+v", r)
+	}
+	// Citations but no quote and no fact: nothing_checked, no unchecked list.
+	r := Check("The notice period is long [S1]. Fees come later [S2].", p)
+	if r.Status != NothingChecked || r.Note == "" || r.Unchecked != nil {
+		t.Errorf("nothing to check: %+v", r)
+	}
+	// Any flag wins over nothing_checked; unchecked sentences are listed.
+	r = Check("The notice period is 90 days [S1]. It is a fair rule [S1].", p)
+	if r.Status != Verified || !reflect.DeepEqual(r.Unchecked, []string{"It is a fair rule [S1]."}) {
+		t.Errorf("unchecked: %+v", r)
+	}
+	// A sentence that cites none, in a draft that cites elsewhere, is
+	// checked against all passages.
+	if r := Check("The notice period is 90 days [S1]. Fees are due in 30 days.", p); r.Status != Verified {
+		t.Errorf("uncited sentence checked against all: %+v", r)
+	}
+	// The flag names the passages searched.
+	r = Check("Fees are due in 13 days [S1], [S2], [S3], [S4].", p)
+	if r.Status != Flagged || !strings.Contains(r.Flags[0].Message, `"13" not found in S1–S4`) {
+		t.Errorf("flag message: %+v", r.Flags)
+	}
+	// A sentence that is only a citation is not listed as unchecked.
+	r = Check("The notice period is 90 days. [S1]\n[S2]", p)
+	if r.Status != Verified || len(r.Unchecked) != 0 {
+		t.Errorf("citation-only sentence: %+v", r)
+	}
+}
+
+// FuzzCheck: any draft and passage is checked without a panic, and the
+// verdict is one of the three.
+func FuzzCheck(f *testing.F) {
+	f.Add(`It says "Either party … notice" [S1]. EUR 1.000,00 on 2026-11-04 [S2].`, "Either party may end with notice. 1000 EUR, 4 November 2026.")
+	f.Add("[S1]\n\"unclosed [S9]. 7.2.1 § 4 AT-44 pacs.008.001.08", "")
+	f.Fuzz(func(t *testing.T, draft, passage string) {
+		r := Check(draft, []string{passage, passage})
+		switch r.Status {
+		case Verified, Flagged, NothingChecked:
+		default:
+			t.Fatalf("status %q", r.Status)
+		}
+		if len(r.Flags) > MaxFlags || len(r.Unchecked) > MaxUnchecked {
+			t.Fatalf("%d flags, %d unchecked", len(r.Flags), len(r.Unchecked))
+		}
+	})
+}
