@@ -45,3 +45,21 @@ const Loopback = "loopback"
 
 // Stdio is the process owner of `queryd mcp`.
 func Stdio() string { return fmt.Sprintf("stdio:uid:%d", os.Getuid()) }
+
+// Sampler asks the calling MCP client's own model for a completion
+// (sampling/createMessage): system and user prompts in, the reply's text
+// out. Only a client that declared the sampling capability has one.
+type Sampler func(ctx context.Context, system, user string, maxTokens int) (string, error)
+
+type samplerKey struct{}
+
+// WithSampler returns ctx carrying the client's sampler.
+func WithSampler(ctx context.Context, s Sampler) context.Context {
+	return context.WithValue(ctx, samplerKey{}, s)
+}
+
+// SamplerFrom returns the client's sampler, nil when it has none.
+func SamplerFrom(ctx context.Context) Sampler {
+	s, _ := ctx.Value(samplerKey{}).(Sampler)
+	return s
+}

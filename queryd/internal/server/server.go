@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
+	"github.com/stratakb/stratakb/queryd/internal/caller"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/scrub"
 )
@@ -339,6 +340,9 @@ func (s *Server) mcpServer() *mcpserver.MCPServer {
 		mcpserver.WithToolCapabilities(false),
 		mcpserver.WithPromptCapabilities(false),
 	)
+	// A client that declares sampling can reword questions with its own
+	// model (QUERY_REWRITE_PROVIDER=mcp_sampling).
+	m.EnableSampling()
 	for _, t := range s.tools {
 		tool := mcp.NewToolWithRawSchema(t.Name, t.Description, t.Schema)
 		tool.RawOutputSchema = t.OutputSchema
@@ -348,7 +352,7 @@ func (s *Server) mcpServer() *mcpserver.MCPServer {
 			IdempotentHint:  mcp.ToBoolPtr(!t.AdminOnly),
 			OpenWorldHint:   mcp.ToBoolPtr(false),
 		}
-		m.AddTool(tool, s.mcpToolHandler(t))
+		m.AddTool(tool, s.mcpToolHandler(m, t))
 	}
 	m.AddPrompt(mcp.NewPrompt(PromptAnswer,
 		mcp.WithPromptDescription("The steps for answering a question from the indexed documents: which tool to call, how to cite, when to say the answer is not there."),
@@ -358,8 +362,9 @@ func (s *Server) mcpServer() *mcpserver.MCPServer {
 	return m
 }
 
-func (s *Server) mcpToolHandler(t Tool) mcpserver.ToolHandlerFunc {
+func (s *Server) mcpToolHandler(m *mcpserver.MCPServer, t Tool) mcpserver.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx = withSampler(ctx, m)
 		raw, err := json.Marshal(req.GetRawArguments())
 		if err != nil {
 			return toolResultError(qerr.Invalidf("arguments", "cannot be read as JSON"))
@@ -392,4 +397,35 @@ func (s *Server) promptHandler(_ context.Context, req mcp.GetPromptRequest) (*mc
 	}
 	return mcp.NewGetPromptResult("Answer a question from the indexed documents",
 		[]mcp.PromptMessage{mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(PromptText(s.has, q, layers)))}), nil
+}
+
+// withSampler gives the tool a way to ask the client's model, when the
+// client declared the sampling capability.
+func withSampler(ctx context.Context, m *mcpserver.MCPServer) context.Context {
+	session := mcpserver.ClientSessionFromContext(ctx)
+	withCaps, ok := session.(interface{ GetClientCapabilities() mcp.ClientCapabilities })
+	if !ok || withCaps.GetClientCapabilities().Sampling == nil {
+		return ctx
+	}
+	return caller.WithSampler(ctx, func(ctx context.Context, system, user string, maxTokens int) (string, error) {
+		res, err := m.RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
+			SystemPrompt: system,
+			Messages:     []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(user)}},
+			MaxTokens:    maxTokens,
+		}})
+		if err != nil {
+			return "", fmt.Errorf("sampling/createMessage: %w", err)
+		}
+		switch c := res.Content.(type) {
+		case mcp.TextContent:
+			return c.Text, nil
+		case *mcp.TextContent:
+			return c.Text, nil
+		case map[string]any:
+			if text, ok := c["text"].(string); ok && c["type"] == "text" {
+				return text, nil
+			}
+		}
+		return "", fmt.Errorf("sampling/createMessage: the client's reply is not text (%T)", res.Content)
+	})
 }
