@@ -1,0 +1,141 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stratakb/stratakb/internal/dbtest"
+	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+	"github.com/stratakb/stratakb/schema"
+)
+
+type memReceipts struct {
+	mu  sync.Mutex
+	got []Receipt
+}
+
+func (m *memReceipts) IssueReceipt(_ context.Context, r Receipt) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.got = append(m.got, r)
+	return fmt.Sprintf("rcpt_%d", len(m.got)), nil
+}
+
+// The fixture: a layer with a chunk size of 200 characters, whose
+// document is mostly two-byte characters, and a long section.
+const notice = "# Kündigung\n\n## 7 Fristen\n\n### 7.2 Frist\n\nDie Kündigung ist mit einer Frist von 30 Tagen möglich.\n\n" +
+	"## 8 Gebühren\n\n"
+
+func TestVerifyService(t *testing.T) {
+	pool, url := dbtest.NewPool(t)
+	root := t.TempDir()
+	long := strings.Repeat("Für jede Übertragung fällt eine Gebühr von EUR 1.000,00 an. ", 12) // ~720 characters, ~760 bytes
+	body := notice + long + "\n"
+	if err := os.WriteFile(filepath.Join(root, "agb.md"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "agb", Root: root, ChunkSize: 200}, ingesttest.Options{})
+	st, err := store.Open(context.Background(), dbtest.QuerydURL(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	var doc int64
+	var secStart, secEnd int
+	if err := pool.QueryRow(context.Background(), `SELECT d.id, s.start_off, s.end_off FROM strata.documents d
+		JOIN strata.sections s ON s.document_id = d.id WHERE s.number = '8'`).Scan(&doc, &secStart, &secEnd); err != nil {
+		t.Fatal(err)
+	}
+	at := func(s string) (int, int) {
+		i := strings.Index(body, s)
+		if i < 0 {
+			t.Fatalf("%q not in the fixture", s)
+		}
+		return i, i + len(s)
+	}
+	ref := func(a, b int) string { return schema.Ref{DocumentID: doc, Start: a, End: b}.String() }
+	rec := &memReceipts{}
+	v := New(Options{Spans: st, Receipts: rec, Budget: 1500})
+	run := func(draft string, refs ...string) *Response {
+		t.Helper()
+		r, err := v.Verify(context.Background(), Request{Draft: draft, Passages: refs})
+		if err != nil {
+			t.Fatalf("verify: %v", err)
+		}
+		return r
+	}
+
+	a, b := at("Die Kündigung ist mit einer Frist von 30 Tagen möglich.")
+	r := run(`Die Frist beträgt 30 Tage [S1]; "mit einer Frist von 30 Tagen" [S1].`, ref(a, b))
+	if r.Status != Verified || r.ReceiptID == "" || len(rec.got) != 1 || rec.got[0].Passages[0].Text != body[a:b] {
+		t.Fatalf("verified: %+v receipts %+v", r, rec.got)
+	}
+	if r := run("Die Frist beträgt 13 Tage [S1].", ref(a, b)); r.Status != Flagged || r.ReceiptID != "" {
+		t.Errorf("13 days: %+v", r)
+	}
+
+	// Limits are in characters although refs are bytes: 380 two-byte-heavy
+	// characters (over 400 bytes) are within twice the chunk size.
+	c0 := strings.Index(body, long)
+	end := c0
+	for n := 0; n < 380; n++ {
+		_, size := decodeRune(body[end:])
+		end += size
+	}
+	if end-c0 <= 400 {
+		t.Fatalf("fixture: %d bytes for 380 characters, want over 400", end-c0)
+	}
+	if r := run("Die Gebühr beträgt EUR 1.000,00 [S1].", ref(c0, end)); len(r.PassageFlags) != 0 || r.Status != Verified {
+		t.Errorf("380 characters in %d bytes: %+v", end-c0, r)
+	}
+	// Over twice the chunk size from a point that is no section's start.
+	if r := run("Die Gebühr beträgt EUR 1.000,00 [S1].", ref(c0, c0+len(long))); len(r.PassageFlags) != 1 || r.PassageFlags[0].Problem != RefTooWide {
+		t.Errorf("720 characters: %+v", r)
+	}
+	// The same length from the section's start is an exact clause: allowed.
+	if r := run("Die Gebühr beträgt EUR 1.000,00 [S1].", ref(secStart, secEnd)); len(r.PassageFlags) != 0 {
+		t.Errorf("exact clause span: %+v", r.PassageFlags)
+	}
+	// A ref inside a character, past the end, and of a document not held.
+	ue := strings.Index(body, "ü") + 1
+	for _, c := range []struct {
+		ref     string
+		problem string
+	}{
+		{ref(ue, ue+10), RefSplitsChar},
+		{ref(len(body)-5, len(body)+20), RefOutside},
+		{schema.Ref{DocumentID: doc + 999, Start: 0, End: 5}.String(), RefNotFound},
+	} {
+		r := run("Die Frist beträgt 30 Tage [S1].", c.ref)
+		if r.Status != Flagged || len(r.PassageFlags) != 1 || r.PassageFlags[0].Problem != c.problem {
+			t.Errorf("%s: %+v, want %s", c.ref, r, c.problem)
+		}
+	}
+	// Malformed refs and drafts are argument errors.
+	for _, req := range []Request{{Draft: "x [S1]", Passages: []string{"nope"}}, {Draft: "", Passages: []string{ref(a, b)}}, {Draft: "x", Passages: nil}} {
+		if _, err := v.Verify(context.Background(), req); err == nil {
+			t.Errorf("%+v: no error", req)
+		}
+	}
+	// The receipt's draft is scrubbed.
+	run("Zahlung an DE89 3704 0044 0532 0130 00: Frist 30 Tage [S1].", ref(a, b))
+	if got := rec.got[len(rec.got)-1].Draft; strings.Contains(got, "3704") {
+		t.Errorf("receipt draft not scrubbed: %q", got)
+	}
+}
+
+func decodeRune(s string) (rune, int) {
+	for i, r := range s {
+		if i == 0 {
+			return r, len(string(r))
+		}
+	}
+	return 0, 0
+}
