@@ -47,25 +47,45 @@ func TestQuerydRoleCannotWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	st, err := store.Open(ctx, qurl)
+	st, err := store.OpenCorpus(ctx, qurl)
 	if err != nil {
-		t.Fatalf("queryd's store as the queryd role: %v", err)
+		t.Fatalf("queryd's corpus as the queryd role: %v", err)
 	}
 	defer st.Close()
 	// Reading works.
-	if names, err := st.LayerNames(ctx); err != nil || len(names) != 1 {
-		t.Fatalf("read layers as queryd: %v %v", names, err)
+	if layers, err := st.Layers(ctx); err != nil || len(layers) != 1 {
+		t.Fatalf("read layers as queryd: %v %v", layers, err)
 	}
 	if _, err := searchpkg.New(st).Search(ctx, searchpkg.Request{Query: "leave carries over"}); err != nil {
 		t.Fatalf("search as queryd: %v", err)
 	}
-	// Writing does not, even in a transaction that asks to write.
+	// So does the one write queryd has: its ledger.
+	ledger, err := store.OpenLedger(ctx, qurl)
+	if err != nil {
+		t.Fatalf("queryd's ledger as the queryd role: %v", err)
+	}
+	defer ledger.Close()
+	if _, err := ledger.RecordInteraction(ctx, store.Interaction{Tool: "strata_search", Status: "ok"}); err != nil {
+		t.Fatalf("record an interaction as queryd: %v", err)
+	}
+	// Writing anything else does not, even in a transaction that asks to
+	// write, on a plain connection as the role (no store in between).
+	conn, err := pgx.Connect(ctx, qurl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
 	for _, stmt := range []string{
 		`UPDATE strata.chunks SET text = 'Leave never carries over.'`,
 		`DELETE FROM strata.chunks`,
 		`INSERT INTO strata.layers (name, root) VALUES ('evil', '/')`,
 		`UPDATE strata.documents SET body = ''`,
 		`TRUNCATE strata.sections`,
+		`INSERT INTO strata.embeddings SELECT * FROM strata.embeddings`,
+		`UPDATE strata.model_search_params SET rrf_k = 1`,
+		`DELETE FROM strata.schema_migrations`,
+		`UPDATE strata.interactions SET status = 'forged'`,
+		`DELETE FROM strata.interactions`,
 		`CREATE TABLE strata.evil (x int)`,
 		`CREATE TABLE public.evil (x int)`,
 		`CREATE TEMP TABLE evil (x int)`,
@@ -75,7 +95,7 @@ func TestQuerydRoleCannotWrite(t *testing.T) {
 		`SELECT lo_from_bytea(0, 'evil')`,
 		`SELECT lo_import('/etc/passwd')`,
 	} {
-		err := pgx.BeginTxFunc(ctx, st.Pool(), pgx.TxOptions{AccessMode: pgx.ReadWrite}, func(tx pgx.Tx) error {
+		err := pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{AccessMode: pgx.ReadWrite}, func(tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, stmt)
 			return err
 		})
@@ -83,6 +103,26 @@ func TestQuerydRoleCannotWrite(t *testing.T) {
 		if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
 			t.Errorf("%s as queryd: %v, want permission denied (42501)", stmt, err)
 		}
+	}
+	// The role's writes are INSERT on the ledger tables and nothing else.
+	rows, err := owner.Query(ctx, `SELECT c.relname || ' ' || p.priv
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		CROSS JOIN unnest(ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) p(priv)
+		WHERE n.nspname = 'strata' AND c.relkind IN ('r', 'p') AND has_table_privilege('queryd', c.oid, p.priv)
+		ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, tbl := range store.LedgerTables() {
+		want = append(want, tbl+" INSERT")
+	}
+	if strings.Join(writes, ", ") != strings.Join(want, ", ") {
+		t.Errorf("queryd may write %q, want only %q", writes, want)
 	}
 	var text string
 	if err := owner.QueryRow(ctx, `SELECT text FROM strata.chunks`).Scan(&text); err != nil || text != "Leave carries over." {
@@ -166,7 +206,7 @@ func TestQuerydRefusesWritableRole(t *testing.T) {
 		name, url, why string
 	}{
 		{"superuser", ownerURL, "is a superuser"},
-		{"writer", writerURL, "may write the document tables"},
+		{"writer", writerURL, "may write strata.chunks"},
 	} {
 		_, err := run(tc.url, nil, "search", "leave")
 		if err == nil || !strings.Contains(err.Error(), tc.why) || !strings.Contains(err.Error(), "QUERYD_ALLOW_OWNER=true") ||
