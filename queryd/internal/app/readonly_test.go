@@ -181,15 +181,25 @@ func TestQuerydRefusesWritableRole(t *testing.T) {
 		END IF; END $$;
 		GRANT USAGE ON SCHEMA strata TO strata_writer_test;
 		GRANT SELECT ON ALL TABLES IN SCHEMA strata TO strata_writer_test;
-		GRANT UPDATE ON strata.chunks TO strata_writer_test`); err != nil {
+		GRANT UPDATE ON strata.chunks TO strata_writer_test;
+		DO $$ BEGIN
+		IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'strata_ledger_editor_test') THEN
+			CREATE ROLE strata_ledger_editor_test LOGIN;
+		END IF; END $$;
+		GRANT USAGE ON SCHEMA strata TO strata_ledger_editor_test;
+		GRANT SELECT ON ALL TABLES IN SCHEMA strata TO strata_ledger_editor_test;
+		GRANT INSERT, UPDATE ON strata.interactions TO strata_ledger_editor_test`); err != nil {
 		t.Fatal(err)
 	}
-	u, err := url.Parse(ownerURL)
-	if err != nil {
-		t.Fatal(err)
+	as := func(role string) string {
+		u, err := url.Parse(ownerURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.User(role)
+		return u.String()
 	}
-	u.User = url.User("strata_writer_test")
-	writerURL := u.String()
+	writerURL := as("strata_writer_test")
 
 	run := func(dbURL string, extra map[string]string, args ...string) (string, error) {
 		env := map[string]string{"QUERYD_DATABASE_URL": dbURL, "STRATA_MODEL_DIR": t.TempDir(), "QUERYD_ADDR": "127.0.0.1:0"}
@@ -207,6 +217,8 @@ func TestQuerydRefusesWritableRole(t *testing.T) {
 	}{
 		{"superuser", ownerURL, "is a superuser"},
 		{"writer", writerURL, "may write strata.chunks"},
+		// INSERT on the ledger is queryd's; changing what it recorded is not.
+		{"ledger editor", as("strata_ledger_editor_test"), "may write strata.interactions"},
 	} {
 		_, err := run(tc.url, nil, "search", "leave")
 		if err == nil || !strings.Contains(err.Error(), tc.why) || !strings.Contains(err.Error(), "QUERYD_ALLOW_OWNER=true") ||
@@ -222,5 +234,39 @@ func TestQuerydRefusesWritableRole(t *testing.T) {
 	}
 	if out, err := run(qurl, nil, "search", "leave"); err != nil {
 		t.Errorf("search as the queryd role: %v\n%s", err, out)
+	}
+}
+
+// TestReadDatabaseURLServesReads: with QUERYD_READ_DATABASE_URL set, the
+// searches read there (a replica, here another database holding the
+// documents), not from QUERYD_DATABASE_URL.
+func TestReadDatabaseURLServesReads(t *testing.T) {
+	ctx := context.Background()
+	replica, replicaURL := asQuerydRole(t)
+	_, primaryURL := asQuerydRole(t)
+	var layer, doc int64
+	if err := replica.QueryRow(ctx, `INSERT INTO strata.layers (name, root) VALUES ('handbook', '/docs') RETURNING id`).Scan(&layer); err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.QueryRow(ctx, `INSERT INTO strata.documents (layer_id, path, status, body) VALUES ($1, 'a.md', 'ok', 'Leave carries over.') RETURNING id`, layer).Scan(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replica.Exec(ctx, `INSERT INTO strata.chunks (document_id, layer_id, ord, start_off, end_off, line_start, line_end, text, content_hash)
+		VALUES ($1, $2, 0, 0, 19, 1, 1, 'Leave carries over.', '\x00')`, doc, layer); err != nil {
+		t.Fatal(err)
+	}
+	search := func(env map[string]string) string {
+		env["STRATA_MODEL_DIR"] = t.TempDir()
+		var out, errOut strings.Builder
+		if err := Run(ctx, []string{"search", "leave"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut); err != nil {
+			t.Fatalf("search with %v: %v\n%s", env, err, errOut.String())
+		}
+		return out.String()
+	}
+	if out := search(map[string]string{"QUERYD_DATABASE_URL": primaryURL, "QUERYD_READ_DATABASE_URL": replicaURL}); !strings.Contains(out, "a.md") {
+		t.Errorf("search with a read database: the replica's document is not found:\n%s", out)
+	}
+	if out := search(map[string]string{"QUERYD_DATABASE_URL": primaryURL}); strings.Contains(out, "a.md") {
+		t.Errorf("search without a read database found the other database's document:\n%s", out)
 	}
 }
