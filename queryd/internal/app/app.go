@@ -170,7 +170,9 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 		return fmt.Errorf("configuration: %w", err)
 	}
 	st, err := store.OpenCorpus(ctx, cfg.ReadDatabaseURL, store.WithCheck(roleCheck(cfg.AllowOwner, nil)))
-	if err != nil {
+	if store.IsUnreachable(err) {
+		return fmt.Errorf("the database is unreachable (is it running? 'make db-start' starts one): %w", err)
+	} else if err != nil {
 		return err
 	}
 	defer st.Close()
