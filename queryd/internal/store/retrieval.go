@@ -112,7 +112,7 @@ func (s *Corpus) PrepareLexical(ctx context.Context, query string, terms []strin
 			ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', t)))
 		FROM unnest($1::text[]) WITH ORDINALITY x(t, i) ORDER BY i`, terms).Query(func(rows pgx.Rows) error {
 		var q string
-		var ls []string
+		var ls []string // pgx scans each row's array into a new slice
 		_, err := pgx.ForEachRow(rows, []any{&q, &ls}, func() error {
 			p.Phrases = append(p.Phrases, q)
 			p.PhraseLexemes = append(p.PhraseLexemes, ls)
