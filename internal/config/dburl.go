@@ -39,6 +39,16 @@ func QuerydDatabaseURL(getenv func(string) string) (string, error) {
 	return FromDBEnv(getenv, "DATABASE_URL")
 }
 
+// QuerydReadDatabaseURL returns QUERYD_READ_DATABASE_URL, where queryd's
+// reads may go (a read replica of the database), else primary: queryd's
+// main connection, which its writes (the ledger) always use.
+func QuerydReadDatabaseURL(getenv func(string) string, primary string) string {
+	if u := getenv("QUERYD_READ_DATABASE_URL"); u != "" {
+		return u
+	}
+	return primary
+}
+
 // dbEnvPath is var/db.env under STRATA_HOME (default: the working directory).
 func dbEnvPath(getenv func(string) string) string {
 	home := getenv("STRATA_HOME")

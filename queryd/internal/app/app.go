@@ -25,6 +25,9 @@ type Config struct {
 	// queryd role), else DATABASE_URL, else var/db.env written by `make
 	// db-start` (its QUERYD_DATABASE_URL first).
 	DatabaseURL string
+	// ReadDatabaseURL is QUERYD_READ_DATABASE_URL (a read replica), else
+	// DatabaseURL: the retrieval reads go there.
+	ReadDatabaseURL string
 	// AllowOwner is QUERYD_ALLOW_OWNER: without it queryd refuses to start
 	// as a role that can change documents (a superuser, the schema's owner,
 	// or one granted writes on the document tables).
@@ -46,6 +49,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if c.DatabaseURL, err = config.QuerydDatabaseURL(getenv); err != nil {
 		return c, err
 	}
+	c.ReadDatabaseURL = config.QuerydReadDatabaseURL(getenv, c.DatabaseURL)
 	if c.AllowOwner, err = config.Bool(getenv, "QUERYD_ALLOW_OWNER", false); err != nil {
 		return c, err
 	}
@@ -169,14 +173,13 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
+	st, err := store.OpenCorpus(ctx, cfg.ReadDatabaseURL, store.WithCheck(roleCheck(cfg.AllowOwner, nil)))
+	if store.IsUnreachable(err) {
+		return fmt.Errorf("the database is unreachable (is it running? 'make db-start' starts one): %w", err)
+	} else if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := checkRole(ctx, st.Pool(), cfg.AllowOwner); err != nil {
-		return err
-	}
 	q := newQueryEmbedder(cfg.Embed, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	defer q.close()
 	resp, err := searchpkg.NewWithOptions(st, q.options(cfg)).Search(ctx, req)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/stratakb/stratakb/internal/config"
@@ -23,12 +24,33 @@ import (
 // the detailed response says so.
 const noReranker = "no reranker is available in this build (the offline reranker is not built yet and RERANKING_PROVIDER is not wired)"
 
-// newAsker builds strata_ask over the store with the query embedder.
-func newAsker(st *store.Store, q *queryEmbedder, cfg Config, log *slog.Logger) *askpkg.Asker {
+// newAsker builds strata_ask over the corpus with the query embedder;
+// ledger, when set, records the interactions.
+func newAsker(corpus *store.Corpus, ledger *store.Ledger, q *queryEmbedder, cfg Config, log *slog.Logger) *askpkg.Asker {
 	opts := q.options(cfg)
-	eng := retrieve.New(st, retrieve.Options{Embedder: opts.Embedder, EmbedderError: opts.EmbedderError,
+	eng := retrieve.New(corpus, retrieve.Options{Embedder: opts.Embedder, EmbedderError: opts.EmbedderError,
 		KeywordSlots: opts.KeywordSlots})
-	return askpkg.New(askpkg.Options{Engine: eng, Docs: st, NoReranker: noReranker, Logger: log})
+	o := askpkg.Options{Engine: eng, Docs: corpus, NoReranker: noReranker, Logger: log}
+	if ledger != nil {
+		o.Recorder = recorder{ledger}
+	}
+	return askpkg.New(o)
+}
+
+// recorder stores strata_ask's interactions in the ledger.
+type recorder struct{ l *store.Ledger }
+
+func (r recorder) RecordInteraction(ctx context.Context, in askpkg.Interaction) (string, error) {
+	detail, err := json.Marshal(map[string]any{"variants": in.Variants, "chunk_ids": in.ChunkIDs, "confidence": in.Confidence})
+	if err != nil {
+		return "", err
+	}
+	id, err := r.l.RecordInteraction(ctx, store.Interaction{Caller: in.Caller, Tool: in.Tool, Question: in.Question,
+		Layers: in.Layers, Status: in.Status, Detail: detail})
+	if err != nil {
+		return "", err
+	}
+	return strconv.FormatInt(id, 10), nil
 }
 
 // askVerb is `queryd ask QUESTION`: it prints the JSON response, or on a
@@ -67,18 +89,19 @@ func askVerb(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	st, err := store.Open(ctx, cfg.DatabaseURL)
-	if err != nil {
+	check := store.WithCheck(roleCheck(cfg.AllowOwner, nil))
+	corpus, err := store.OpenCorpus(ctx, cfg.ReadDatabaseURL, check)
+	if store.IsUnreachable(err) {
+		return fmt.Errorf("the database is unreachable (is it running? 'make db-start' starts one): %w", err)
+	} else if err != nil {
 		return err
 	}
-	defer st.Close()
-	if err := checkRole(ctx, st.Pool(), cfg.AllowOwner); err != nil {
-		return err
-	}
+	defer corpus.Close()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	q := newQueryEmbedder(cfg.Embed, log)
 	defer q.close()
-	resp, err := newAsker(st, q, cfg, log).Ask(caller.With(ctx, caller.Stdio()), req)
+	// The command line records no interaction: nobody can rate it later.
+	resp, err := newAsker(corpus, nil, q, cfg, log).Ask(caller.With(ctx, caller.Stdio()), req)
 	if qerr.KindOf(err) == qerr.Invalid {
 		return usagef("ask: %v", err)
 	}

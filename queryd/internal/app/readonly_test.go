@@ -47,25 +47,45 @@ func TestQuerydRoleCannotWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	st, err := store.Open(ctx, qurl)
+	st, err := store.OpenCorpus(ctx, qurl)
 	if err != nil {
-		t.Fatalf("queryd's store as the queryd role: %v", err)
+		t.Fatalf("queryd's corpus as the queryd role: %v", err)
 	}
 	defer st.Close()
 	// Reading works.
-	if names, err := st.LayerNames(ctx); err != nil || len(names) != 1 {
-		t.Fatalf("read layers as queryd: %v %v", names, err)
+	if layers, err := st.Layers(ctx); err != nil || len(layers) != 1 {
+		t.Fatalf("read layers as queryd: %v %v", layers, err)
 	}
 	if _, err := searchpkg.New(st).Search(ctx, searchpkg.Request{Query: "leave carries over"}); err != nil {
 		t.Fatalf("search as queryd: %v", err)
 	}
-	// Writing does not, even in a transaction that asks to write.
+	// So does the one write queryd has: its ledger.
+	ledger, err := store.OpenLedger(ctx, qurl)
+	if err != nil {
+		t.Fatalf("queryd's ledger as the queryd role: %v", err)
+	}
+	defer ledger.Close()
+	if _, err := ledger.RecordInteraction(ctx, store.Interaction{Tool: "strata_search", Status: "ok"}); err != nil {
+		t.Fatalf("record an interaction as queryd: %v", err)
+	}
+	// Writing anything else does not, even in a transaction that asks to
+	// write, on a plain connection as the role (no store in between).
+	conn, err := pgx.Connect(ctx, qurl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
 	for _, stmt := range []string{
 		`UPDATE strata.chunks SET text = 'Leave never carries over.'`,
 		`DELETE FROM strata.chunks`,
 		`INSERT INTO strata.layers (name, root) VALUES ('evil', '/')`,
 		`UPDATE strata.documents SET body = ''`,
 		`TRUNCATE strata.sections`,
+		`INSERT INTO strata.embeddings SELECT * FROM strata.embeddings`,
+		`UPDATE strata.model_search_params SET rrf_k = 1`,
+		`DELETE FROM strata.schema_migrations`,
+		`UPDATE strata.interactions SET status = 'forged'`,
+		`DELETE FROM strata.interactions`,
 		`CREATE TABLE strata.evil (x int)`,
 		`CREATE TABLE public.evil (x int)`,
 		`CREATE TEMP TABLE evil (x int)`,
@@ -75,7 +95,7 @@ func TestQuerydRoleCannotWrite(t *testing.T) {
 		`SELECT lo_from_bytea(0, 'evil')`,
 		`SELECT lo_import('/etc/passwd')`,
 	} {
-		err := pgx.BeginTxFunc(ctx, st.Pool(), pgx.TxOptions{AccessMode: pgx.ReadWrite}, func(tx pgx.Tx) error {
+		err := pgx.BeginTxFunc(ctx, conn, pgx.TxOptions{AccessMode: pgx.ReadWrite}, func(tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, stmt)
 			return err
 		})
@@ -83,6 +103,26 @@ func TestQuerydRoleCannotWrite(t *testing.T) {
 		if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
 			t.Errorf("%s as queryd: %v, want permission denied (42501)", stmt, err)
 		}
+	}
+	// The role's writes are INSERT on the ledger tables and nothing else.
+	rows, err := owner.Query(ctx, `SELECT c.relname || ' ' || p.priv
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		CROSS JOIN unnest(ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) p(priv)
+		WHERE n.nspname = 'strata' AND c.relkind IN ('r', 'p') AND has_table_privilege('queryd', c.oid, p.priv)
+		ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writes, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, tbl := range store.LedgerTables() {
+		want = append(want, tbl+" INSERT")
+	}
+	if strings.Join(writes, ", ") != strings.Join(want, ", ") {
+		t.Errorf("queryd may write %q, want only %q", writes, want)
 	}
 	var text string
 	if err := owner.QueryRow(ctx, `SELECT text FROM strata.chunks`).Scan(&text); err != nil || text != "Leave carries over." {
@@ -141,15 +181,25 @@ func TestQuerydRefusesWritableRole(t *testing.T) {
 		END IF; END $$;
 		GRANT USAGE ON SCHEMA strata TO strata_writer_test;
 		GRANT SELECT ON ALL TABLES IN SCHEMA strata TO strata_writer_test;
-		GRANT UPDATE ON strata.chunks TO strata_writer_test`); err != nil {
+		GRANT UPDATE ON strata.chunks TO strata_writer_test;
+		DO $$ BEGIN
+		IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'strata_ledger_editor_test') THEN
+			CREATE ROLE strata_ledger_editor_test LOGIN;
+		END IF; END $$;
+		GRANT USAGE ON SCHEMA strata TO strata_ledger_editor_test;
+		GRANT SELECT ON ALL TABLES IN SCHEMA strata TO strata_ledger_editor_test;
+		GRANT INSERT, UPDATE ON strata.interactions TO strata_ledger_editor_test`); err != nil {
 		t.Fatal(err)
 	}
-	u, err := url.Parse(ownerURL)
-	if err != nil {
-		t.Fatal(err)
+	as := func(role string) string {
+		u, err := url.Parse(ownerURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.User(role)
+		return u.String()
 	}
-	u.User = url.User("strata_writer_test")
-	writerURL := u.String()
+	writerURL := as("strata_writer_test")
 
 	run := func(dbURL string, extra map[string]string, args ...string) (string, error) {
 		env := map[string]string{"QUERYD_DATABASE_URL": dbURL, "STRATA_MODEL_DIR": t.TempDir(), "QUERYD_ADDR": "127.0.0.1:0"}
@@ -166,7 +216,9 @@ func TestQuerydRefusesWritableRole(t *testing.T) {
 		name, url, why string
 	}{
 		{"superuser", ownerURL, "is a superuser"},
-		{"writer", writerURL, "may write the document tables"},
+		{"writer", writerURL, "may write strata.chunks"},
+		// INSERT on the ledger is queryd's; changing what it recorded is not.
+		{"ledger editor", as("strata_ledger_editor_test"), "may write strata.interactions"},
 	} {
 		_, err := run(tc.url, nil, "search", "leave")
 		if err == nil || !strings.Contains(err.Error(), tc.why) || !strings.Contains(err.Error(), "QUERYD_ALLOW_OWNER=true") ||
@@ -182,5 +234,39 @@ func TestQuerydRefusesWritableRole(t *testing.T) {
 	}
 	if out, err := run(qurl, nil, "search", "leave"); err != nil {
 		t.Errorf("search as the queryd role: %v\n%s", err, out)
+	}
+}
+
+// TestReadDatabaseURLServesReads: with QUERYD_READ_DATABASE_URL set, the
+// searches read there (a replica, here another database holding the
+// documents), not from QUERYD_DATABASE_URL.
+func TestReadDatabaseURLServesReads(t *testing.T) {
+	ctx := context.Background()
+	replica, replicaURL := asQuerydRole(t)
+	_, primaryURL := asQuerydRole(t)
+	var layer, doc int64
+	if err := replica.QueryRow(ctx, `INSERT INTO strata.layers (name, root) VALUES ('handbook', '/docs') RETURNING id`).Scan(&layer); err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.QueryRow(ctx, `INSERT INTO strata.documents (layer_id, path, status, body) VALUES ($1, 'a.md', 'ok', 'Leave carries over.') RETURNING id`, layer).Scan(&doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := replica.Exec(ctx, `INSERT INTO strata.chunks (document_id, layer_id, ord, start_off, end_off, line_start, line_end, text, content_hash)
+		VALUES ($1, $2, 0, 0, 19, 1, 1, 'Leave carries over.', '\x00')`, doc, layer); err != nil {
+		t.Fatal(err)
+	}
+	search := func(env map[string]string) string {
+		env["STRATA_MODEL_DIR"] = t.TempDir()
+		var out, errOut strings.Builder
+		if err := Run(ctx, []string{"search", "leave"}, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut); err != nil {
+			t.Fatalf("search with %v: %v\n%s", env, err, errOut.String())
+		}
+		return out.String()
+	}
+	if out := search(map[string]string{"QUERYD_DATABASE_URL": primaryURL, "QUERYD_READ_DATABASE_URL": replicaURL}); !strings.Contains(out, "a.md") {
+		t.Errorf("search with a read database: the replica's document is not found:\n%s", out)
+	}
+	if out := search(map[string]string{"QUERYD_DATABASE_URL": primaryURL}); strings.Contains(out, "a.md") {
+		t.Errorf("search without a read database found the other database's document:\n%s", out)
 	}
 }

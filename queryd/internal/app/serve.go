@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 
-	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	searchpkg "github.com/stratakb/stratakb/queryd/internal/search"
 	"github.com/stratakb/stratakb/queryd/internal/server"
 	"github.com/stratakb/stratakb/queryd/internal/store"
@@ -50,18 +48,31 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	opts.Logger = log
 	opts.OnCacheHit = metrics.CacheHit
 	opts.OnChannel = metrics.ObserveChannel
-	db := &lazyStore{url: cfg.DatabaseURL, log: log, opts: opts, allowOwner: cfg.AllowOwner, gate: store.NewGate()}
-	defer db.Close()
-	// Connect now, so that a wrong URL or a role that could write shows at
-	// start; the server comes up when the database is merely down (the
-	// prompt and /healthz need no database) and connects on the first call
-	// that needs it, checking the role then.
-	if _, err := db.get(ctx); errors.Is(err, errWritableRole) {
+	// Neither handle connects yet: the server comes up while the database
+	// is down (the prompt and /healthz need no database), and each handle
+	// connects, checking the schema and queryd's role, on the first call
+	// that needs it. Ping them now, so that a role that could write shows
+	// at start.
+	check := store.WithCheck(roleCheck(cfg.AllowOwner, log))
+	corpus, err := store.NewCorpus(cfg.ReadDatabaseURL, check)
+	if err != nil {
+		return fmt.Errorf("configuration: QUERYD_READ_DATABASE_URL or QUERYD_DATABASE_URL: %w", err)
+	}
+	defer corpus.Close()
+	ledger, err := store.NewLedger(cfg.DatabaseURL, check)
+	if err != nil {
+		return fmt.Errorf("configuration: QUERYD_DATABASE_URL: %w", err)
+	}
+	defer ledger.Close()
+	db := databases{corpus, ledger}
+	if err := db.Ping(ctx); errors.Is(err, errWritableRole) {
 		return err
 	} else if err != nil {
 		log.Warn("database not available yet; tools will answer unavailable until it is", slog.String("error", err.Error()))
 	}
-	srv, err := server.New(scfg, server.Deps{Searcher: db, DB: db, Model: q, Logger: log, Metrics: metrics})
+	asker := newAsker(corpus, ledger, q, cfg, log)
+	srv, err := server.New(scfg, server.Deps{Searcher: searchpkg.NewWithOptions(corpus, opts), Asker: asker,
+		DB: db, Model: q, Logger: log, Metrics: metrics})
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
@@ -75,66 +86,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	return nil
 }
 
-// lazyStore opens the read-only store on first use and keeps it; until it
-// can, searches are unavailable rather than the whole server.
-type lazyStore struct {
-	url        string
-	log        *slog.Logger
-	opts       searchpkg.Options
-	allowOwner bool
-	gate       *store.Gate // backs off reconnecting while the database is down
+// databases are queryd's handles, for /healthz: the database is up when
+// both answer (they are one server unless QUERYD_READ_DATABASE_URL names a
+// replica).
+type databases []interface{ Ping(context.Context) error }
 
-	mu       sync.Mutex
-	st       *store.Store
-	searcher *searchpkg.Searcher
-}
-
-func (l *lazyStore) get(ctx context.Context) (*searchpkg.Searcher, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.searcher != nil {
-		return l.searcher, nil
-	}
-	st, err := store.Open(ctx, l.url, store.WithGate(l.gate))
-	if store.IsUnreachable(err) {
-		return nil, store.Unreachable(err)
-	}
-	if err != nil {
-		return nil, qerr.Unavailablef(err, "the database is not migrated for this queryd, or refused queryd's role (the server log has the error; 'ingestd migrate' applies the migrations)")
-	}
-	if err := checkRole(ctx, st.Pool(), l.allowOwner); err != nil {
-		st.Close()
-		if errors.Is(err, errWritableRole) {
-			l.log.Error("refusing to search as this database role", slog.String("error", err.Error()))
+// Ping pings each handle; the first error wins.
+func (d databases) Ping(ctx context.Context) error {
+	for _, h := range d {
+		if err := h.Ping(ctx); err != nil {
+			return err
 		}
-		return nil, qerr.Unavailablef(err, "queryd's database role is refused")
 	}
-	l.st, l.searcher = st, searchpkg.NewWithOptions(st, l.opts)
-	return l.searcher, nil
-}
-
-// Search runs strata_search on the store.
-func (l *lazyStore) Search(ctx context.Context, req searchpkg.Request) (*searchpkg.Response, error) {
-	s, err := l.get(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s.Search(ctx, req)
-}
-
-// Ping checks the database for /healthz.
-func (l *lazyStore) Ping(ctx context.Context) error {
-	if _, err := l.get(ctx); err != nil {
-		return err
-	}
-	return l.st.Ping(ctx)
-}
-
-// Close closes the store when it was opened.
-func (l *lazyStore) Close() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.st != nil {
-		l.st.Close()
-	}
+	return nil
 }

@@ -106,7 +106,7 @@ var rules = map[string]string{
 type fixture struct {
 	asker *Asker
 	rec   *memRecorder
-	st    *store.Store
+	st    *store.Corpus
 	eng   *retrieve.Engine
 }
 
@@ -175,7 +175,7 @@ func TestAsk(t *testing.T) {
 // newAsker returns an Asker over the fixture, reading as the queryd role.
 func newAsker(t *testing.T, opt func(*Options)) *fixture {
 	t.Helper()
-	st, err := store.Open(context.Background(), fixURL)
+	st, err := store.OpenCorpus(context.Background(), fixURL)
 	if err != nil {
 		t.Fatal(err)
 	}

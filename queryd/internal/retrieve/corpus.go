@@ -8,7 +8,7 @@ import (
 
 // Corpus is what the engine reads: the layers and the data version, the
 // sections the query names, the lexical and vector channels' queries, and
-// the passages found. *store.Store is one.
+// the passages found. *store.Corpus is one.
 type Corpus interface {
 	Version(ctx context.Context) (string, error)
 	Layers(ctx context.Context) ([]store.Layer, error)
@@ -23,4 +23,4 @@ type Corpus interface {
 	SpanSimilarity(ctx context.Context, model string, vec []float32, docID int64, start, end int) (float64, error)
 }
 
-var _ Corpus = (*store.Store)(nil)
+var _ Corpus = (*store.Corpus)(nil)

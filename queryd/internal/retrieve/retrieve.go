@@ -52,7 +52,7 @@ type Engine struct {
 	memo  memo
 }
 
-// New returns an Engine over the corpus (a *store.Store).
+// New returns an Engine over the corpus (a *store.Corpus).
 func New(st Corpus, opt Options) *Engine {
 	if opt.KeywordSlots < 0 {
 		opt.KeywordSlots = 0

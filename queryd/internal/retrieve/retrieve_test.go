@@ -43,7 +43,7 @@ var handbook = map[string]string{
 
 // open ingests the handbook through the real jobs and returns a store and
 // its layers.
-func open(t *testing.T) (*store.Store, *pgxpool.Pool, []store.Layer) {
+func open(t *testing.T) (*store.Corpus, *pgxpool.Pool, []store.Layer) {
 	t.Helper()
 	pool, url := dbtest.NewPool(t)
 	ingesttest.Migrate(t, pool)
@@ -57,7 +57,7 @@ func open(t *testing.T) (*store.Store, *pgxpool.Pool, []store.Layer) {
 		}
 	}
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "handbook", Root: root}, ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})})
-	st, err := store.Open(context.Background(), url)
+	st, err := store.OpenCorpus(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}

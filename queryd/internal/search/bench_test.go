@@ -24,7 +24,7 @@ import (
 // HNSW index built after the load), which is what search latency depends
 // on; retrieval quality is eval_test.go's business.
 type benchEnv struct {
-	store   *store.Store
+	store   *store.Corpus
 	emb     *bowEmbedder
 	queries []string
 	layer   string
@@ -129,7 +129,7 @@ func setupBench(b *testing.B) *benchEnv {
 // newBenchEnv opens the store on url for layer "bench", with SciFact's test
 // queries in text order.
 func newBenchEnv(b *testing.B, url string, emb *bowEmbedder, d *evalData) *benchEnv {
-	st, err := store.Open(context.Background(), url)
+	st, err := store.OpenCorpus(context.Background(), url)
 	if err != nil {
 		b.Fatal(err)
 	}

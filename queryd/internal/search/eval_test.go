@@ -126,7 +126,7 @@ func loadUSELite(t testing.TB) embed.Embedder {
 type evalEnv struct {
 	data     *evalData
 	pool     *pgxpool.Pool
-	store    *store.Store
+	store    *store.Corpus
 	emb      embed.Embedder
 	layer    store.Layer
 	chunkDoc map[int64]string
@@ -163,7 +163,7 @@ func setupEval(t *testing.T) *evalEnv {
 		ingesttest.Ingest(t, pool, layer, ingesttest.Options{Vectorizer: vz, Timeout: 2 * time.Hour})
 		t.Logf("ingested and embedded %d abstracts in %s", len(d.corpus), time.Since(began).Round(time.Second))
 	}
-	st, err := store.Open(ctx, url)
+	st, err := store.OpenCorpus(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func (e *evalEnv) runChannels(t *testing.T, qrels map[string]map[string]bool) *c
 		r.latency["vector"] = append(r.latency["vector"], time.Since(t0))
 		r.vec[qid] = vec
 		t0 = time.Now()
-		ts, err := e.store.SearchTSRank(ctx, q, ids, evalDepth)
+		ts, err := searchTSRank(ctx, e.pool, q, ids, evalDepth)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -635,8 +635,8 @@ func (e *evalEnv) efSweep(t *testing.T, qrels map[string]map[string]bool) {
 			t.Fatal(err)
 		}
 		vecs[qid] = v[0]
-		hits, err := e.store.SearchVectors(ctx, store.VectorQuery{Model: e.emb.Model().Name, Dims: len(v[0]), Vector: v[0],
-			LayerIDs: []int64{e.layer.ID}, Limit: 10, Exact: true})
+		hits, err := exactVectors(ctx, e.pool, store.VectorQuery{Model: e.emb.Model().Name, Dims: len(v[0]), Vector: v[0],
+			LayerIDs: []int64{e.layer.ID}, Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -60,7 +60,7 @@ func (b *bowEmbedder) Embed(_ context.Context, texts []string) ([][]float32, err
 type fixture struct {
 	pool  *pgxpool.Pool
 	url   string
-	store *store.Store
+	store *store.Corpus
 	emb   *bowEmbedder
 	dir   string
 }
@@ -113,10 +113,10 @@ func (f *fixture) ingest(t *testing.T, layer jobs.Layer, files map[string]string
 	ingesttest.Ingest(t, f.pool, layer, ingesttest.Options{Vectorizer: jobs.SingleVector(f.emb)})
 }
 
-func (f *fixture) open(t *testing.T) *store.Store {
+func (f *fixture) open(t *testing.T) *store.Corpus {
 	t.Helper()
 	if f.store == nil {
-		st, err := store.Open(context.Background(), f.url)
+		st, err := store.OpenCorpus(context.Background(), f.url)
 		if err != nil {
 			t.Fatal(err)
 		}

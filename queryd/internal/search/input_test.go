@@ -51,7 +51,7 @@ func TestBadInputAndCache(t *testing.T) {
 	})
 
 	t.Run("a data error the checks miss is still invalid input", func(t *testing.T) {
-		_, err := f.open(t).QueryLexemes(ctx, "a\x00b")
+		_, err := f.open(t).PrepareLexical(ctx, "a\x00b", nil, []int64{})
 		if err == nil {
 			t.Fatal("PostgreSQL took a NUL byte")
 		}

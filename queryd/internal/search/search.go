@@ -200,12 +200,12 @@ type Searcher struct {
 	logger *slog.Logger
 }
 
-// New returns a Searcher over the corpus (a *store.Store) with the default
+// New returns a Searcher over the corpus (a *store.Corpus) with the default
 // options: the lexical channel only (no embedder), which its responses
 // report as degraded.
 func New(st retrieve.Corpus) *Searcher { return NewWithOptions(st, DefaultOptions()) }
 
-// NewWithOptions returns a Searcher over the corpus (a *store.Store).
+// NewWithOptions returns a Searcher over the corpus (a *store.Corpus).
 func NewWithOptions(st retrieve.Corpus, opt Options) *Searcher {
 	if opt.KeywordSlots < 0 {
 		opt.KeywordSlots = 0

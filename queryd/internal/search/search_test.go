@@ -410,7 +410,7 @@ func TestVectorFilterFillsTopK(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st, err := store.Open(ctx, url)
+	st, err := store.OpenCorpus(ctx, url)
 	if err != nil {
 		t.Fatal(err)
 	}

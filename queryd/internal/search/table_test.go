@@ -99,7 +99,7 @@ func TestTableRowsAreFoundUSELite(t *testing.T) {
 	if p.Failed != 0 || p.New != 4 {
 		t.Fatalf("ingest: %+v", p)
 	}
-	st, err := store.Open(context.Background(), url)
+	st, err := store.OpenCorpus(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,8 +28,8 @@ type DocInfo struct {
 }
 
 // Documents returns what citations need about the documents ids, by id.
-func (s *Store) Documents(ctx context.Context, ids []int64) (map[int64]DocInfo, error) {
-	rows, err := s.db.Query(ctx, `
+func (c *Corpus) Documents(ctx context.Context, ids []int64) (map[int64]DocInfo, error) {
+	rows, err := c.db.Query(ctx, `
 		SELECT d.id, d.path, to_char(d.doc_date, 'YYYY-MM-DD') AS date, d.date_source,
 			COALESCE((SELECT o.path FROM strata.documents o
 				WHERE o.layer_id = d.layer_id AND o.status = 'ok' AND o.supersedes @> ARRAY[d.path]

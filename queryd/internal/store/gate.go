@@ -40,9 +40,10 @@ const (
 // gate again. While the database answers, the gate costs one atomic load per
 // call.
 //
-// One Gate can serve several opening attempts and the store they open (see
-// WithGate), so that a server started while the database is down does not
-// dial once per request either. A Gate is safe for concurrent use.
+// Each handle (Corpus, Ledger) has a Gate for its pool; the handle's start
+// checks go through it too, so that a server started while the database is
+// down does not dial once per request either. A Gate is safe for concurrent
+// use.
 type Gate struct {
 	min, max time.Duration
 	now      func() time.Time
@@ -58,10 +59,10 @@ type Gate struct {
 	last       error // the last connection failure
 }
 
-// NewGate returns a gate with the default backoff. Until a first call
+// newGate returns a gate with the default backoff. Until a first call
 // reaches the database, it lets one call through at a time, so that a burst
 // of requests at start-up against a database that is down dials once.
-func NewGate() *Gate {
+func newGate() *Gate {
 	g := &Gate{min: gateMinBackoff, max: gateMaxBackoff, now: time.Now}
 	g.closed.Store(true)
 	return g
@@ -219,16 +220,26 @@ func IsBadText(err error) bool {
 	return errors.As(err, &pe) && (pe.Code == "22021" || pe.Code == "22P05")
 }
 
-// gatedDB is the pool behind the gate: every call asks the gate first and
-// reports its outcome. It has the methods the store uses, so that the
-// store's queries read as pool calls.
+// gatedDB is the pool behind the gate: every call runs the handle's start
+// checks until they have passed (ready), then asks the gate and reports its
+// outcome. It has the methods the store uses, so that the store's queries
+// read as pool calls.
 type gatedDB struct {
-	pool *pgxpool.Pool
-	gate *Gate
+	pool  *pgxpool.Pool
+	gate  *Gate
+	ready *readiness // nil inside the checks themselves
+}
+
+// enter runs the start checks, then asks the gate.
+func (d gatedDB) enter(ctx context.Context) (probe bool, err error) {
+	if err := d.ready.ensure(ctx, gatedDB{pool: d.pool, gate: d.gate}); err != nil {
+		return false, err
+	}
+	return d.gate.enter()
 }
 
 func (d gatedDB) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	probe, err := d.gate.enter()
+	probe, err := d.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +249,7 @@ func (d gatedDB) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 }
 
 func (d gatedDB) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	probe, err := d.gate.enter()
+	probe, err := d.enter(ctx)
 	if err != nil {
 		return errRow{err}
 	}
@@ -246,7 +257,7 @@ func (d gatedDB) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row 
 }
 
 func (d gatedDB) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	probe, err := d.gate.enter()
+	probe, err := d.enter(ctx)
 	if err != nil {
 		return errBatch{err}
 	}
@@ -255,7 +266,7 @@ func (d gatedDB) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 
 // BeginTx makes gatedDB usable with pgx.BeginTxFunc.
 func (d gatedDB) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
-	probe, err := d.gate.enter()
+	probe, err := d.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +276,7 @@ func (d gatedDB) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error
 }
 
 func (d gatedDB) Ping(ctx context.Context) error {
-	probe, err := d.gate.enter()
+	probe, err := d.enter(ctx)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ var errRefused = &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connectio
 
 func TestGateBacksOffAndProbesOneAtATime(t *testing.T) {
 	now := time.Unix(1000, 0)
-	g := NewGate()
+	g := newGate()
 	g.now = func() time.Time { return now }
 	ctx := context.Background()
 
@@ -247,7 +247,7 @@ func TestStoreDoesNotDialPerRequestWhileDatabaseIsDown(t *testing.T) {
 
 	dials := &dialCounter{}
 	ctx := context.Background()
-	st, err := Open(ctx, u.String(), withDial(dials.dial))
+	st, err := OpenCorpus(ctx, u.String(), withDial(dials.dial))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,26 +291,38 @@ func TestStoreDoesNotDialPerRequestWhileDatabaseIsDown(t *testing.T) {
 		}
 	}
 
-	// A server that opens the store lazily, on every request until the
-	// database answers, backs off too when it shares one gate.
+	// A handle made while the database is down (as queryd serve makes its
+	// own at start) does not dial per call either: its start checks go
+	// through its gate too.
 	p.set(refuse)
 	dials.n.Store(0)
-	g := NewGate()
-	errs := hammer(func(ctx context.Context) error {
-		s, err := Open(ctx, u.String(), WithGate(g), withDial(dials.dial))
-		if err == nil {
-			s.Close()
-		}
-		return err
-	})
+	lazy, err := NewCorpus(u.String(), withDial(dials.dial))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lazy.Close()
+	errs := hammer(func(ctx context.Context) error { _, err := lazy.Version(ctx); return err })
 	for _, err := range errs {
-		if err == nil {
-			t.Fatal("Open succeeded with the database down")
+		if !IsUnreachable(err) {
+			t.Fatalf("a call on a handle made while the database is down: %v, want unreachable", err)
 		}
 	}
 	n := dials.n.Load()
-	t.Logf("opening: %d attempts made %d connection attempts", len(errs), n)
+	t.Logf("new handle: %d calls made %d connection attempts", len(errs), n)
 	if n > 10 {
-		t.Errorf("1,000 opens with the database down made %d connection attempts, want a handful", n)
+		t.Errorf("%d calls on a handle made while the database is down made %d connection attempts, want a handful", len(errs), n)
+	}
+	// Once the database is back, the handle's start checks pass and it
+	// answers.
+	p.set(forward)
+	deadline := time.Now().Add(gateMaxBackoff + 2*time.Second)
+	for {
+		if _, err = lazy.Version(ctx); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the handle made while the database was down did not connect once it was back: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

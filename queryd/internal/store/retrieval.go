@@ -22,22 +22,17 @@ type Layer struct {
 }
 
 // Layers returns every layer, by name.
-func (s *Store) Layers(ctx context.Context) ([]Layer, error) {
+func (s *Corpus) Layers(ctx context.Context) ([]Layer, error) {
 	rows, err := s.db.Query(ctx, `SELECT id, name, description, routing_patterns, answer_mode
 		FROM strata.layers ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list layers: %w", err)
 	}
-	defer rows.Close()
-	var out []Layer
-	for rows.Next() {
-		var l Layer
-		if err := rows.Scan(&l.ID, &l.Name, &l.Description, &l.RoutingPatterns, &l.AnswerMode); err != nil {
-			return nil, fmt.Errorf("list layers: %w", err)
-		}
-		out = append(out, l)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[Layer])
+	if err != nil {
+		return nil, fmt.Errorf("list layers: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Version returns a value that changes whenever a layer is added, changed or
@@ -46,7 +41,7 @@ func (s *Store) Layers(ctx context.Context) ([]Layer, error) {
 // changes, an ingest run finishes, or a model's search parameters change.
 // It reads small tables and the latest row of ingest_runs; the result cache
 // compares it on every search.
-func (s *Store) Version(ctx context.Context) (string, error) {
+func (s *Corpus) Version(ctx context.Context) (string, error) {
 	var layers int64
 	var a, b, c, d, e *time.Time
 	err := s.db.QueryRow(ctx, `SELECT
@@ -79,56 +74,6 @@ type LexicalStats struct {
 	DF       map[string]int64
 }
 
-// QueryLexemes returns the distinct english lexemes of text, as
-// to_tsvector('english') makes them for the chunks.
-func (s *Store) QueryLexemes(ctx context.Context, text string) ([]string, error) {
-	rows, err := s.db.Query(ctx, `SELECT lexeme FROM unnest(to_tsvector('english', $1)) ORDER BY lexeme`, text)
-	if err != nil {
-		return nil, fmt.Errorf("query lexemes: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("query lexemes: %w", err)
-	}
-	return out, nil
-}
-
-// PhraseQuery returns the tsquery (as text) that matches text's english
-// lexemes in order and adjacent, or "" when text has none.
-func (s *Store) PhraseQuery(ctx context.Context, text string) (string, error) {
-	var q string
-	if err := s.db.QueryRow(ctx, `SELECT phraseto_tsquery('english', $1)::text`, text).Scan(&q); err != nil {
-		return "", fmt.Errorf("phrase query: %w", err)
-	}
-	return q, nil
-}
-
-// Stats reads the statistics of the layers for the lexemes. The primary keys
-// of lexical_layer_stats and lexeme_stats serve both lookups.
-func (s *Store) Stats(ctx context.Context, layerIDs []int64, lexemes []string) (LexicalStats, error) {
-	st := LexicalStats{DF: map[string]int64{}}
-	err := s.db.QueryRow(ctx, `SELECT coalesce(sum(chunks), 0), coalesce(sum(total_len), 0)
-		FROM strata.lexical_layer_stats WHERE layer_id = ANY($1)`, layerIDs).Scan(&st.Chunks, &st.TotalLen)
-	if err != nil {
-		return st, fmt.Errorf("read layer statistics: %w", err)
-	}
-	rows, err := s.db.Query(ctx, `SELECT lexeme, sum(df)::bigint FROM strata.lexeme_stats
-		WHERE lexeme = ANY($1) AND layer_id = ANY($2) GROUP BY lexeme`, lexemes, layerIDs)
-	if err != nil {
-		return st, fmt.Errorf("read lexeme statistics: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var l string
-		var n int64
-		if err := rows.Scan(&l, &n); err != nil {
-			return st, fmt.Errorf("read lexeme statistics: %w", err)
-		}
-		st.DF[l] = n
-	}
-	return st, rows.Err()
-}
-
 // LexicalPrep is what the lexical channel reads before it scores: the
 // query's lexemes, the layers' statistics for them, and for each exact term
 // its phrase tsquery ("" when it has no lexeme) and lexemes.
@@ -141,7 +86,7 @@ type LexicalPrep struct {
 
 // PrepareLexical reads, in one round trip, the lexemes of query, the
 // statistics of the layers for them, and the phrase queries of terms.
-func (s *Store) PrepareLexical(ctx context.Context, query string, terms []string, layerIDs []int64) (LexicalPrep, error) {
+func (s *Corpus) PrepareLexical(ctx context.Context, query string, terms []string, layerIDs []int64) (LexicalPrep, error) {
 	p := LexicalPrep{Stats: LexicalStats{DF: map[string]int64{}}}
 	if terms == nil {
 		terms = []string{}
@@ -150,16 +95,14 @@ func (s *Store) PrepareLexical(ctx context.Context, query string, terms []string
 	b.Queue(`SELECT q.lexeme, coalesce((SELECT sum(df) FROM strata.lexeme_stats s
 			WHERE s.lexeme = q.lexeme AND s.layer_id = ANY($2)), 0)::bigint
 		FROM unnest(to_tsvector('english', $1)) q ORDER BY q.lexeme`, query, layerIDs).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var l string
-			var n int64
-			if err := rows.Scan(&l, &n); err != nil {
-				return err
-			}
+		var l string
+		var n int64
+		_, err := pgx.ForEachRow(rows, []any{&l, &n}, func() error {
 			p.Lexemes = append(p.Lexemes, l)
 			p.Stats.DF[l] = n
-		}
-		return rows.Err()
+			return nil
+		})
+		return err
 	})
 	b.Queue(`SELECT coalesce(sum(chunks), 0)::bigint, coalesce(sum(total_len), 0)::bigint
 		FROM strata.lexical_layer_stats WHERE layer_id = ANY($1)`, layerIDs).QueryRow(func(row pgx.Row) error {
@@ -168,16 +111,14 @@ func (s *Store) PrepareLexical(ctx context.Context, query string, terms []string
 	b.Queue(`SELECT coalesce(phraseto_tsquery('english', t)::text, ''),
 			ARRAY(SELECT lexeme FROM unnest(to_tsvector('english', t)))
 		FROM unnest($1::text[]) WITH ORDINALITY x(t, i) ORDER BY i`, terms).Query(func(rows pgx.Rows) error {
-		for rows.Next() {
-			var q string
-			var ls []string
-			if err := rows.Scan(&q, &ls); err != nil {
-				return err
-			}
+		var q string
+		var ls []string // pgx scans each row's array into a new slice
+		_, err := pgx.ForEachRow(rows, []any{&q, &ls}, func() error {
 			p.Phrases = append(p.Phrases, q)
 			p.PhraseLexemes = append(p.PhraseLexemes, ls)
-		}
-		return rows.Err()
+			return nil
+		})
+		return err
 	})
 	if err := s.db.SendBatch(ctx, b).Close(); err != nil {
 		return p, fmt.Errorf("prepare lexical search: %w", err)
@@ -245,7 +186,7 @@ type LexHit struct {
 // tf being the lexeme's positions in tsv and len the generated tsv_len.
 // setweight marks the query lexemes and ts_filter keeps only them, so each
 // candidate's tsvector is cut to a few lexemes in C before it is unnested.
-func (s *Store) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
+func (s *Corpus) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 	filter, err := json.Marshal(nonNilMap(q.Filter))
 	if err != nil {
 		return nil, fmt.Errorf("bm25 search: %w", err)
@@ -312,21 +253,14 @@ func (s *Store) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 				JOIN q ON q.lexeme = u.lexeme
 			GROUP BY cand.id, cand.tsv
 		)
-		SELECT id, bm25 + coalesce((SELECT sum(($9::float8[])[i + 1]) FROM unnest(exact) i), 0) AS score, exact
+		SELECT id AS chunk_id, bm25 + coalesce((SELECT sum(($9::float8[])[i + 1]) FROM unnest(exact) i), 0) AS score, exact
 		FROM scored
 		ORDER BY `+order+` LIMIT $10`, args...)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var h LexHit
-			if err := rows.Scan(&h.ChunkID, &h.Score, &h.Exact); err != nil {
-				return err
-			}
-			out = append(out, h)
-		}
-		return rows.Err()
+		out, err = pgx.CollectRows(rows, pgx.RowToStructByName[LexHit])
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("bm25 search: %w", err)
@@ -334,34 +268,9 @@ func (s *Store) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 	return out, nil
 }
 
-// SearchTSRank ranks the chunks holding any query word with ts_rank_cd, as
-// the first version of search did. It is kept as the baseline the
-// evaluation compares BM25 with.
-func (s *Store) SearchTSRank(ctx context.Context, query string, layerIDs []int64, limit int) ([]LexHit, error) {
-	rows, err := s.db.Query(ctx, `
-		SELECT c.id, ts_rank_cd(c.tsv, query.q, 32) AS score
-		FROM strata.chunks c,
-			(SELECT replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery AS q) query
-		WHERE c.tsv @@ query.q AND c.layer_id = ANY($2)
-		ORDER BY score DESC, c.id LIMIT $3`, query, layerIDs, limit)
-	if err != nil {
-		return nil, fmt.Errorf("ts_rank search: %w", err)
-	}
-	defer rows.Close()
-	var out []LexHit
-	for rows.Next() {
-		var h LexHit
-		if err := rows.Scan(&h.ChunkID, &h.Score); err != nil {
-			return nil, fmt.Errorf("ts_rank search: %w", err)
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
-}
-
 // CompleteLayers returns which of the layers have every chunk embedded by
 // model (strata.layer_models.complete).
-func (s *Store) CompleteLayers(ctx context.Context, model string, layerIDs []int64) ([]int64, error) {
+func (s *Corpus) CompleteLayers(ctx context.Context, model string, layerIDs []int64) ([]int64, error) {
 	rows, err := s.db.Query(ctx, `SELECT layer_id FROM strata.layer_models
 		WHERE model = $1 AND complete AND layer_id = ANY($2) ORDER BY layer_id`, model, layerIDs)
 	if err != nil {
@@ -388,7 +297,7 @@ type ModelParams struct {
 
 // ModelParams reads the model's row of strata.model_search_params; ok is
 // false when the model has none.
-func (s *Store) ModelParams(ctx context.Context, model string) (p ModelParams, ok bool, err error) {
+func (s *Corpus) ModelParams(ctx context.Context, model string) (p ModelParams, ok bool, err error) {
 	err = s.db.QueryRow(ctx, `SELECT rrf_k, lexical_weight, vector_weight, ef_search, confidence_high,
 		confidence_medium, min_similarity, measured_on FROM strata.model_search_params WHERE model = $1`, model).Scan(
 		&p.RRFK, &p.LexicalWeight, &p.VectorWeight, &p.EFSearch, &p.ConfidenceHigh, &p.ConfidenceMedium, &p.MinSimilarity, &p.MeasuredOn)
@@ -410,9 +319,6 @@ type VectorQuery struct {
 	Filter   map[string]string
 	Limit    int // chunks wanted
 	EFSearch int
-	// Exact skips the HNSW index (a sequential scan with exact distances):
-	// the evaluation's reference for recall.
-	Exact bool
 }
 
 // VecHit is one chunk the vector channel found: the best cosine similarity
@@ -434,7 +340,7 @@ func modelLiteral(m string) string { return "'" + strings.ReplaceAll(m, "'", "''
 // metadata filters (checked per window through chunks_content_hash) have let
 // through enough windows, so filtered searches still fill the limit. Windows
 // are then grouped by chunk, the best window winning.
-func (s *Store) SearchVectors(ctx context.Context, q VectorQuery) ([]VecHit, error) {
+func (s *Corpus) SearchVectors(ctx context.Context, q VectorQuery) ([]VecHit, error) {
 	filter, err := json.Marshal(nonNilMap(q.Filter))
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
@@ -455,21 +361,17 @@ func (s *Store) SearchVectors(ctx context.Context, q VectorQuery) ([]VecHit, err
 			ORDER BY ` + dist + `
 			LIMIT $4
 		)
-		SELECT c.id, 1 - min(nn.dist) AS sim
+		SELECT c.id AS chunk_id, 1 - min(nn.dist) AS similarity
 		FROM nn JOIN strata.chunks c ON c.content_hash = nn.content_hash
 		WHERE c.layer_id = ANY($2) AND c.metadata @> $3::jsonb
-		GROUP BY c.id ORDER BY sim DESC, c.id LIMIT $5`
+		GROUP BY c.id ORDER BY similarity DESC, c.id LIMIT $5`
 	var out []VecHit
 	err = pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		ef := q.EFSearch
 		if ef <= 0 {
 			ef = 100
 		}
-		if q.Exact {
-			if _, err := tx.Exec(ctx, `SELECT set_config('enable_indexscan', 'off', true)`); err != nil {
-				return err
-			}
-		} else if _, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true),
+		if _, err := tx.Exec(ctx, `SELECT set_config('hnsw.ef_search', $1, true),
 			set_config('hnsw.iterative_scan', 'relaxed_order', true),
 			set_config('plan_cache_mode', 'force_custom_plan', true)`, strconv.Itoa(ef)); err != nil {
 			return err
@@ -478,15 +380,8 @@ func (s *Store) SearchVectors(ctx context.Context, q VectorQuery) ([]VecHit, err
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var h VecHit
-			if err := rows.Scan(&h.ChunkID, &h.Similarity); err != nil {
-				return err
-			}
-			out = append(out, h)
-		}
-		return rows.Err()
+		out, err = pgx.CollectRows(rows, pgx.RowToStructByName[VecHit])
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("vector search: %w", err)
@@ -497,7 +392,7 @@ func (s *Store) SearchVectors(ctx context.Context, q VectorQuery) ([]VecHit, err
 // Similarities returns, for each chunk that has vectors of the model, the
 // cosine similarity of its best window to the query vector. Chunks without
 // a vector are missing from the map.
-func (s *Store) Similarities(ctx context.Context, model string, vec []float32, chunkIDs []int64) (map[int64]float64, error) {
+func (s *Corpus) Similarities(ctx context.Context, model string, vec []float32, chunkIDs []int64) (map[int64]float64, error) {
 	out := map[int64]float64{}
 	if len(chunkIDs) == 0 {
 		return out, nil
@@ -511,21 +406,17 @@ func (s *Store) Similarities(ctx context.Context, model string, vec []float32, c
 	if err != nil {
 		return nil, fmt.Errorf("similarities: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var sim float64
-		if err := rows.Scan(&id, &sim); err != nil {
-			return nil, fmt.Errorf("similarities: %w", err)
-		}
-		out[id] = sim
+	var id int64
+	var sim float64
+	if _, err := pgx.ForEachRow(rows, []any{&id, &sim}, func() error { out[id] = sim; return nil }); err != nil {
+		return nil, fmt.Errorf("similarities: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SpanSimilarity returns the best similarity of the chunks of a document
 // that overlap [start, end), 0 when none has a vector.
-func (s *Store) SpanSimilarity(ctx context.Context, model string, vec []float32, docID int64, start, end int) (float64, error) {
+func (s *Corpus) SpanSimilarity(ctx context.Context, model string, vec []float32, docID int64, start, end int) (float64, error) {
 	dims := len(vec)
 	var sim *float64
 	err := s.db.QueryRow(ctx, fmt.Sprintf(`
@@ -545,10 +436,10 @@ func (s *Store) SpanSimilarity(ctx context.Context, model string, vec []float32,
 
 // Chunks returns the hits for the chunk ids, with what a citation needs, in
 // no particular order.
-func (s *Store) Chunks(ctx context.Context, ids []int64) (map[int64]Hit, error) {
+func (s *Corpus) Chunks(ctx context.Context, ids []int64) (map[int64]Hit, error) {
 	rows, err := s.db.Query(ctx, `
-		SELECT c.id, c.document_id, l.name, d.path, c.start_off, c.end_off, c.line_start, c.line_end,
-			c.page, c.clause_path, c.text
+		SELECT c.id AS chunk_id, c.document_id, l.name AS layer, d.path AS file, c.start_off AS start,
+			c.end_off AS "end", c.line_start, c.line_end, c.page, c.clause_path, c.text
 		FROM strata.chunks c
 		JOIN strata.documents d ON d.id = c.document_id
 		JOIN strata.layers l ON l.id = c.layer_id
@@ -556,17 +447,16 @@ func (s *Store) Chunks(ctx context.Context, ids []int64) (map[int64]Hit, error) 
 	if err != nil {
 		return nil, fmt.Errorf("read chunks: %w", err)
 	}
-	defer rows.Close()
-	out := map[int64]Hit{}
-	for rows.Next() {
-		var h Hit
-		if err := rows.Scan(&h.ChunkID, &h.DocumentID, &h.Layer, &h.File, &h.Start, &h.End, &h.LineStart,
-			&h.LineEnd, &h.Page, &h.ClausePath, &h.Text); err != nil {
-			return nil, fmt.Errorf("read chunks: %w", err)
-		}
+	// A chunk has no score: the struct's Score stays zero.
+	hits, err := pgx.CollectRows(rows, pgx.RowToStructByNameLax[Hit])
+	if err != nil {
+		return nil, fmt.Errorf("read chunks: %w", err)
+	}
+	out := make(map[int64]Hit, len(hits))
+	for _, h := range hits {
 		out[h.ChunkID] = h
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Section is a section of the structure map that a reference matched, with
@@ -592,20 +482,20 @@ type Section struct {
 // at most limit. With a metadata filter, only sections overlapping a chunk
 // whose metadata matches it count. Line numbers count from 1; the page is
 // the one the section starts on.
-func (s *Store) SectionsByKeys(ctx context.Context, keys []string, layerIDs []int64, filter map[string]string, limit int) ([]Section, error) {
+func (s *Corpus) SectionsByKeys(ctx context.Context, keys []string, layerIDs []int64, filter map[string]string, limit int) ([]Section, error) {
 	fj, err := json.Marshal(nonNilMap(filter))
 	if err != nil {
 		return nil, fmt.Errorf("look up sections: %w", err)
 	}
 	rows, err := s.db.Query(ctx, `
-		SELECT s.id, s.document_id, l.name, d.path, s.ref_key, s.number, s.title, s.clause_path,
-			s.start_off, s.end_off,
-			1 + length(t.before) - length(replace(t.before, E'\n', '')),
+		SELECT s.id, s.document_id, l.name AS layer, d.path AS file, s.ref_key AS key, s.number, s.title,
+			s.clause_path, s.start_off AS start, s.end_off AS "end",
+			1 + length(t.before) - length(replace(t.before, E'\n', '')) AS line_start,
 			1 + length(t.before) - length(replace(t.before, E'\n', '')) +
-				length(rtrim(t.body, E'\n')) - length(replace(rtrim(t.body, E'\n'), E'\n', '')),
+				length(rtrim(t.body, E'\n')) - length(replace(rtrim(t.body, E'\n'), E'\n', '')) AS line_end,
 			(SELECT p.number FROM strata.pages p WHERE p.document_id = d.id AND p.start_off <= s.start_off
-				ORDER BY p.start_off DESC LIMIT 1),
-			t.body
+				ORDER BY p.start_off DESC LIMIT 1) AS page,
+			t.body AS text
 		FROM strata.sections s
 		JOIN strata.documents d ON d.id = s.document_id AND d.status = 'ok' AND d.body IS NOT NULL
 		JOIN strata.layers l ON l.id = s.layer_id
@@ -621,17 +511,11 @@ func (s *Store) SectionsByKeys(ctx context.Context, keys []string, layerIDs []in
 	if err != nil {
 		return nil, fmt.Errorf("look up sections: %w", err)
 	}
-	defer rows.Close()
-	var out []Section
-	for rows.Next() {
-		var sec Section
-		if err := rows.Scan(&sec.ID, &sec.DocumentID, &sec.Layer, &sec.File, &sec.Key, &sec.Number, &sec.Title,
-			&sec.ClausePath, &sec.Start, &sec.End, &sec.LineStart, &sec.LineEnd, &sec.Page, &sec.Text); err != nil {
-			return nil, fmt.Errorf("look up sections: %w", err)
-		}
-		out = append(out, sec)
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[Section])
+	if err != nil {
+		return nil, fmt.Errorf("look up sections: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func nonNilMap(m map[string]string) map[string]string {

@@ -32,7 +32,7 @@ type Span struct {
 }
 
 // Spans reads the refs' spans, in order.
-func (s *Store) Spans(ctx context.Context, refs []schema.Ref) ([]Span, error) {
+func (c *Corpus) Spans(ctx context.Context, refs []schema.Ref) ([]Span, error) {
 	out := make([]Span, len(refs))
 	b := &pgx.Batch{}
 	for _, r := range refs {
@@ -44,7 +44,7 @@ func (s *Store) Spans(ctx context.Context, refs []schema.Ref) ([]Span, error) {
 			FROM strata.documents d JOIN strata.layers l ON l.id = d.layer_id
 			WHERE d.id = $1 AND d.status = 'ok'`, r.DocumentID, r.Start, r.End)
 	}
-	br := s.db.SendBatch(ctx, b)
+	br := c.db.SendBatch(ctx, b)
 	defer br.Close()
 	for i, r := range refs {
 		sp := Span{Ref: r, SectionEnd: -1}

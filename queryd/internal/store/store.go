@@ -1,42 +1,55 @@
-// Package store is queryd's read access to the documents ingestd keeps. It
-// has no method that changes a document, section or chunk, and its
-// connections default to read-only transactions.
+// Package store holds queryd's SQL, behind two handles on two pools:
+//
+//   - Corpus reads what ingestd keeps (layers, documents, sections, chunks,
+//     vectors, statistics, search parameters). Its connections default to
+//     read-only transactions and it may sit on a read replica.
+//   - Ledger writes what queryd itself records (interactions so far), on
+//     the primary.
+//
+// Neither has a method that changes a document, section or chunk; the
+// database role queryd runs as (see schema/migrations/0004_queryd_role.sql)
+// refuses it anyway. Each handle has its own reconnect gate (see Gate) and
+// connects on first use, so a queryd started while the database is down
+// comes up and answers what needs no database.
 package store
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/schema"
 	"github.com/stratakb/stratakb/schema/migrate"
 )
 
-// Store reads documents, sections and chunks. Its queries go through a
-// reconnect gate (see Gate), so that while the database is down a burst of
-// requests is refused at once instead of dialling once each.
-type Store struct {
-	pool *pgxpool.Pool
-	db   gatedDB
+// Querier is what a start check (WithCheck) may run its queries on.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// Option changes how Open connects.
+// Check is a start check: it runs before a handle's first query, and again
+// before each later one until it passes once.
+type Check func(ctx context.Context, q Querier) error
+
+// Option changes how a handle connects.
 type Option func(*openOptions)
 
 type openOptions struct {
-	gate *Gate
-	dial pgconn.DialFunc // tests count dials with it
+	check Check
+	dial  pgconn.DialFunc // tests count dials with it
 }
 
-// WithGate makes Open and the store it opens share g: a caller that opens
-// the store lazily, retrying on every request until the database answers,
-// passes the same gate each time, so that those attempts back off too.
-func WithGate(g *Gate) Option { return func(o *openOptions) { o.gate = g } }
+// WithCheck adds a start check after the schema version's (queryd checks
+// its database role with it). An error without a qerr kind is reported as
+// unavailable.
+func WithCheck(c Check) Option { return func(o *openOptions) { o.check = c } }
 
 // defaultConnectTimeout bounds a connection attempt when the URL sets no
 // connect_timeout: an address that drops packets must not hold a request
@@ -47,17 +60,19 @@ const defaultConnectTimeout = 5 * time.Second
 // version this binary needs.
 var ErrSchemaTooOld = errors.New("database schema is older than this queryd: run 'ingestd migrate'")
 
-// Open connects with read-only transactions by default and checks the schema
-// version. While the gate (WithGate, else a gate of the store's own) is
-// closed after a recent failure, it fails at once with an error matching
-// ErrUnreachable, without dialling.
-func Open(ctx context.Context, url string, opts ...Option) (st *Store, err error) {
+// handle is what Corpus and Ledger share: a pool and its gate.
+type handle struct {
+	pool *pgxpool.Pool
+	db   gatedDB
+}
+
+// newHandle makes the pool without connecting (pgxpool dials on first use)
+// and puts it behind a gate of its own. params are extra run-time
+// parameters of every connection.
+func newHandle(url string, params map[string]string, opts []Option) (*handle, error) {
 	o := openOptions{}
 	for _, fn := range opts {
 		fn(&o)
-	}
-	if o.gate == nil {
-		o.gate = NewGate()
 	}
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -69,41 +84,60 @@ func Open(ctx context.Context, url string, opts ...Option) (st *Store, err error
 	if o.dial != nil {
 		cfg.ConnConfig.DialFunc = o.dial
 	}
-	cfg.BeforeConnect = o.gate.beforeConnect
-	probe, err := o.gate.enter()
-	if err != nil {
-		return nil, err
+	gate := newGate()
+	cfg.BeforeConnect = gate.beforeConnect
+	for k, v := range params {
+		cfg.ConnConfig.RuntimeParams[k] = v
 	}
-	defer func() { o.gate.done(ctx, probe, err) }()
-	cfg.ConnConfig.RuntimeParams["default_transaction_read_only"] = "on"
-	// Search statements are prepared once and run with new values; a
-	// generic plan cannot see the query vector's LIMIT or the tsquery, and
-	// picks a sequential scan and a sort instead of the HNSW or GIN index.
-	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
-	v, err := migrate.CurrentVersion(ctx, pool)
-	if err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("database unreachable or not migrated (run 'make db-start' and 'ingestd migrate'): %w", err)
-	}
-	if v < schema.LatestVersion() {
-		pool.Close()
-		return nil, fmt.Errorf("database at version %d, queryd needs %d: %w", v, schema.LatestVersion(), ErrSchemaTooOld)
-	}
-	return &Store{pool: pool, db: gatedDB{pool: pool, gate: o.gate}}, nil
+	r := &readiness{check: o.check}
+	return &handle{pool: pool, db: gatedDB{pool: pool, gate: gate, ready: r}}, nil
 }
 
-// Ping checks that the database answers, through the gate.
-func (s *Store) Ping(ctx context.Context) error { return s.db.Ping(ctx) }
+// Ping checks that the database answers (and that the start checks pass),
+// through the gate.
+func (h *handle) Ping(ctx context.Context) error { return h.db.Ping(ctx) }
 
 // Close closes the pool.
-func (s *Store) Close() { s.pool.Close() }
+func (h *handle) Close() { h.pool.Close() }
 
-// Pool exposes the pool to tests that check the read-only guarantee.
-func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+// readiness runs a handle's start checks until they pass once: the schema
+// is at this binary's version, then the caller's check. Calls that find it
+// not yet passed run it themselves, concurrently if need be (it only reads);
+// its queries go through the gate like any other.
+type readiness struct {
+	ok    atomic.Bool
+	check Check
+}
+
+func (r *readiness) ensure(ctx context.Context, db gatedDB) error {
+	if r == nil || r.ok.Load() {
+		return nil
+	}
+	v, err := migrate.CurrentVersion(ctx, db)
+	switch {
+	case IsUnreachable(err) || (err != nil && ctx.Err() != nil):
+		return err
+	case err != nil:
+		return qerr.Unavailablef(err, "the database is not migrated for this queryd, or refused queryd's role ('ingestd migrate' applies the migrations; the server log has the error)")
+	case v < schema.LatestVersion():
+		return qerr.Unavailablef(fmt.Errorf("database at version %d, queryd needs %d: %w", v, schema.LatestVersion(), ErrSchemaTooOld),
+			"the database is not migrated for this queryd ('ingestd migrate' applies the migrations)")
+	}
+	if r.check != nil {
+		if err := r.check(ctx, db); err != nil {
+			if IsUnreachable(err) || qerr.KindOf(err) != qerr.Internal || ctx.Err() != nil {
+				return err
+			}
+			return qerr.Unavailablef(err, "the database refused queryd's start checks (the server log has the error)")
+		}
+	}
+	r.ok.Store(true)
+	return nil
+}
 
 // Hit is one chunk a search found, with what a citation needs.
 type Hit struct {
@@ -123,48 +157,4 @@ type Hit struct {
 // Ref is the hit's span as a ref string.
 func (h Hit) Ref() string {
 	return schema.Ref{DocumentID: h.DocumentID, Start: h.Start, End: h.End}.String()
-}
-
-// LayerNames returns the names of every layer.
-func (s *Store) LayerNames(ctx context.Context) ([]string, error) {
-	rows, err := s.db.Query(ctx, `SELECT name FROM strata.layers ORDER BY name`)
-	if err != nil {
-		return nil, fmt.Errorf("list layers: %w", err)
-	}
-	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("list layers: %w", err)
-	}
-	return names, nil
-}
-
-// SearchText runs PostgreSQL full-text search over the chunks of the given
-// layers (all when empty), best first. A chunk matches when it holds any of
-// the query's words; ts_rank_cd ranks those holding more of them, closer
-// together, first.
-func (s *Store) SearchText(ctx context.Context, query string, layers []string, limit int) ([]Hit, error) {
-	rows, err := s.db.Query(ctx, `
-		SELECT c.id, c.document_id, l.name, d.path, c.start_off, c.end_off, c.line_start, c.line_end,
-			c.page, c.clause_path, c.text, ts_rank_cd(c.tsv, query.q, 32) AS score
-		FROM strata.chunks c
-		JOIN strata.documents d ON d.id = c.document_id
-		JOIN strata.layers l ON l.id = c.layer_id,
-			(SELECT replace(plainto_tsquery('english', $1)::text, ' & ', ' | ')::tsquery AS q) query
-		WHERE c.tsv @@ query.q AND (coalesce(cardinality($2::text[]), 0) = 0 OR l.name = ANY($2))
-		ORDER BY score DESC, c.id
-		LIMIT $3`, query, layers, limit)
-	if err != nil {
-		return nil, fmt.Errorf("full-text search: %w", err)
-	}
-	defer rows.Close()
-	var out []Hit
-	for rows.Next() {
-		var h Hit
-		if err := rows.Scan(&h.ChunkID, &h.DocumentID, &h.Layer, &h.File, &h.Start, &h.End, &h.LineStart,
-			&h.LineEnd, &h.Page, &h.ClausePath, &h.Text, &h.Score); err != nil {
-			return nil, fmt.Errorf("full-text search: %w", err)
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
 }

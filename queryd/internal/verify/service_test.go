@@ -42,7 +42,7 @@ func TestVerifyService(t *testing.T) {
 		t.Fatal(err)
 	}
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "agb", Root: root, ChunkSize: 200}, ingesttest.Options{})
-	st, err := store.Open(context.Background(), dbtest.QuerydURL(t, url))
+	st, err := store.OpenCorpus(context.Background(), dbtest.QuerydURL(t, url))
 	if err != nil {
 		t.Fatal(err)
 	}
