@@ -31,6 +31,8 @@ const (
 	DefaultMaxRetries      = 5
 	MaxMaxRetries          = 20
 	DefaultTimeout         = 60 * time.Second
+	MinTimeout             = time.Second
+	MaxTimeout             = 30 * time.Minute
 	DefaultMaxRequestChars = 200_000
 	MaxDimensions          = 65536
 	MaxThreads             = 256
@@ -104,7 +106,7 @@ func DefaultConfig() Config {
 //	EMBEDDING_BATCH_SIZE         texts per call: default 32 local (max 512), 64 remote (max 2048)
 //	EMBEDDING_MAX_REQUEST_CHARS  bytes of text per HTTP request, default 200000
 //	EMBEDDING_MAX_RETRIES        retries after a failed attempt, default 5 (max 20)
-//	EMBEDDING_TIMEOUT            per attempt: a Go duration ("30s", "2m") or seconds ("30"); default 60s
+//	EMBEDDING_TIMEOUT            per attempt: a Go duration ("30s", "2m") or seconds ("30"), 1s-30m; default 60s
 //	EMBEDDING_THREADS            the local model's threads per call, 1-256; default queryd 1, ingestd the CPUs (at most 8)
 //	STRATA_LOCAL_ONLY            true refuses an endpoint that is not on this machine (true/false, 1/0, yes/no, on/off)
 //	STRATA_MODEL_DIR             the local model's directory, default var/models/use-lite
@@ -117,21 +119,21 @@ func DefaultConfig() Config {
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := DefaultConfig()
 	r := config.NewReader(getenv)
-	// Ranges that depend on the provider are Validate's; here only the form.
+	// The batch size's range depends on the provider: Validate checks it.
 	whole := func(name string, dst *int) bool { return r.Int(name, dst, math.MinInt, math.MaxInt) }
 
 	r.OneOf("EMBEDDING_PROVIDER", &c.Provider, ProviderLocal, ProviderOpenAI)
 	r.String("EMBEDDING_BASE_URL", &c.BaseURL)
 	r.String("EMBEDDING_MODEL", &c.ModelName)
 	r.Secret("EMBEDDING_API_KEY", &c.APIKey)
-	whole("EMBEDDING_DIMENSIONS", &c.Dimensions)
+	r.Int("EMBEDDING_DIMENSIONS", &c.Dimensions, 0, MaxDimensions)
 	if !whole("EMBEDDING_BATCH_SIZE", &c.BatchSize) && c.Provider == ProviderOpenAI {
 		c.BatchSize = DefaultRemoteBatchSize
 	}
-	whole("EMBEDDING_MAX_REQUEST_CHARS", &c.MaxRequestChars)
-	whole("EMBEDDING_MAX_RETRIES", &c.MaxRetries)
-	whole("EMBEDDING_THREADS", &c.IntraOpThreads)
-	r.Duration("EMBEDDING_TIMEOUT", &c.Timeout, math.MinInt64, 0)
+	r.Int("EMBEDDING_MAX_REQUEST_CHARS", &c.MaxRequestChars, 1, math.MaxInt)
+	r.Int("EMBEDDING_MAX_RETRIES", &c.MaxRetries, 0, MaxMaxRetries)
+	r.Int("EMBEDDING_THREADS", &c.IntraOpThreads, 1, MaxThreads)
+	r.Duration("EMBEDDING_TIMEOUT", &c.Timeout, MinTimeout, MaxTimeout)
 	r.Bool(config.LocalOnlyVar, &c.LocalOnly)
 	r.String("STRATA_MODEL_DIR", &c.ModelDir)
 	r.String("ONNXRUNTIME_LIB", &c.LibraryPath)
@@ -182,8 +184,8 @@ func (c Config) Validate() error {
 		if c.MaxRetries < 0 || c.MaxRetries > MaxMaxRetries {
 			bad("EMBEDDING_MAX_RETRIES: %d is out of range 0-%d", c.MaxRetries, MaxMaxRetries)
 		}
-		if c.Timeout < time.Second || c.Timeout > 30*time.Minute {
-			bad("EMBEDDING_TIMEOUT: %s is out of range 1s-30m", c.Timeout)
+		if c.Timeout < MinTimeout || c.Timeout > MaxTimeout {
+			bad("EMBEDDING_TIMEOUT: %s is out of range %s-%s", c.Timeout, MinTimeout, MaxTimeout)
 		}
 	case "":
 		bad("EMBEDDING_PROVIDER: empty; want %s or %s", ProviderLocal, ProviderOpenAI)

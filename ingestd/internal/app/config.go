@@ -29,9 +29,8 @@ type Config struct {
 	Schedule *jobs.Schedule
 	// Embed configures the embedding provider (EMBEDDING_PROVIDER and the
 	// other EMBEDDING_* variables, STRATA_LOCAL_ONLY, STRATA_MODEL_DIR,
-	// ONNXRUNTIME_LIB). It is validated when the embedder is made
-	// (internal/embedding), not here, so that `ingestd status` and `migrate`
-	// run with a wrong one.
+	// ONNXRUNTIME_LIB). Validate checks it: a wrong one stops every verb,
+	// so that it shows before a run instead of failing every file.
 	Embed embed.Config
 }
 
@@ -87,6 +86,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxFileMB < 1 || c.MaxFileMB > MaxMaxFileMB {
 		bad("INGEST_MAX_FILE_MB: %d is out of range 1-%d", c.MaxFileMB, MaxMaxFileMB)
+	}
+	if err := c.Embed.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("ingestd configuration: %w", errors.Join(errs...))

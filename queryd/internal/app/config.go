@@ -55,9 +55,9 @@ type Config struct {
 	Server server.Config
 	// Embed configures the query embedder (the EMBEDDING_* variables, the
 	// same as ingestd's: queries must be embedded by the model that made the
-	// vectors). Validate leaves it to the embedder: a wrong embedding
-	// configuration makes search answer from full text only (degraded), and
-	// /healthz says why.
+	// vectors). Validate checks it too: a wrong one stops queryd at start
+	// (a model that is merely missing or an endpoint that is down makes
+	// search answer from full text only, degraded, and /healthz says why).
 	Embed embed.Config
 	// KeywordSlots is HYBRID_KEYWORD_SLOTS: the best lexical matches that
 	// keep a place in the results (0 turns them off).
@@ -161,8 +161,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 }
 
 // Validate checks the configuration as a whole and reports every problem,
-// each naming its variable. The embedding configuration is the embedder's
-// to check (see Config.Embed); its STRATA_LOCAL_ONLY applies here too.
+// each naming its variable, the embedding configuration's included; its
+// STRATA_LOCAL_ONLY applies to the query rewriter too.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -170,6 +170,9 @@ func (c Config) Validate() error {
 		bad("QUERYD_DATABASE_URL: must be set (or DATABASE_URL, or var/db.env from 'make db-start')")
 	}
 	if err := c.Server.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Embed.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.KeywordSlots < 0 || c.KeywordSlots > searchpkg.MaxTopK {
