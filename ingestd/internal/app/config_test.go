@@ -36,23 +36,23 @@ func TestConfigVariables(t *testing.T) {
 		"STRATA_LOCAL_ONLY": func(c Config) bool { return c.Embed.LocalOnly },
 	})
 	configtest.Durations(t, configBase, loadConfig, []configtest.Duration[Config]{
-		{"EMBEDDING_TIMEOUT", 60 * time.Second, func(c Config) time.Duration { return c.Embed.Timeout }},
+		configtest.D("EMBEDDING_TIMEOUT", 60*time.Second, func(c Config) time.Duration { return c.Embed.Timeout }),
 	})
 	configtest.Ints(t, configBase, loadConfig, []configtest.Int[Config]{
-		{"INGEST_WORKERS", jobs.DefaultWorkers(runtime.NumCPU()), map[string]int{"1": 1, " 12 ": 12}, []string{"0", "257", "-3"},
-			func(c Config) int { return c.Workers }},
-		{"INGEST_MAX_FILE_MB", DefaultMaxFileMB, map[string]int{"1": 1, "500": 500}, []string{"0", "10241"},
-			func(c Config) int { return c.MaxFileMB }},
-		{"EMBEDDING_DIMENSIONS", 0, map[string]int{"256": 256}, []string{"-4", "100000"},
-			func(c Config) int { return c.Embed.Dimensions }},
-		{"EMBEDDING_BATCH_SIZE", embed.DefaultLocalBatchSize, map[string]int{"16": 16}, []string{"0", "513"},
-			func(c Config) int { return c.Embed.BatchSize }},
-		{"EMBEDDING_MAX_REQUEST_CHARS", embed.DefaultMaxRequestChars, map[string]int{"5000": 5000}, []string{"0"},
-			func(c Config) int { return c.Embed.MaxRequestChars }},
-		{"EMBEDDING_MAX_RETRIES", embed.DefaultMaxRetries, map[string]int{"0": 0, "3": 3}, []string{"-1", "21"},
-			func(c Config) int { return c.Embed.MaxRetries }},
-		{"EMBEDDING_THREADS", 0, map[string]int{"2": 2}, []string{"0", "257"},
-			func(c Config) int { return c.Embed.IntraOpThreads }},
+		configtest.I("INGEST_WORKERS", jobs.DefaultWorkers(runtime.NumCPU()), map[string]int{"1": 1, " 12 ": 12}, []string{"0", "257", "-3"},
+			func(c Config) int { return c.Workers }),
+		configtest.I("INGEST_MAX_FILE_MB", DefaultMaxFileMB, map[string]int{"1": 1, "500": 500}, []string{"0", "10241"},
+			func(c Config) int { return c.MaxFileMB }),
+		configtest.I("EMBEDDING_DIMENSIONS", 0, map[string]int{"256": 256}, []string{"-4", "100000"},
+			func(c Config) int { return c.Embed.Dimensions }),
+		configtest.I("EMBEDDING_BATCH_SIZE", embed.DefaultLocalBatchSize, map[string]int{"16": 16}, []string{"0", "513"},
+			func(c Config) int { return c.Embed.BatchSize }),
+		configtest.I("EMBEDDING_MAX_REQUEST_CHARS", embed.DefaultMaxRequestChars, map[string]int{"5000": 5000}, []string{"0"},
+			func(c Config) int { return c.Embed.MaxRequestChars }),
+		configtest.I("EMBEDDING_MAX_RETRIES", embed.DefaultMaxRetries, map[string]int{"0": 0, "3": 3}, []string{"-1", "21"},
+			func(c Config) int { return c.Embed.MaxRetries }),
+		configtest.I("EMBEDDING_THREADS", 0, map[string]int{"2": 2}, []string{"0", "257"},
+			func(c Config) int { return c.Embed.IntraOpThreads }),
 	})
 	configtest.Enums(t, configBase, loadConfig, []configtest.Enum[Config]{
 		{Name: "EMBEDDING_PROVIDER", Def: embed.ProviderLocal,

@@ -202,3 +202,13 @@ func Enums[C any](t *testing.T, base map[string]string, load Load[C], vars []Enu
 
 // With returns base with the pairs k1, v1, k2, v2... set.
 func With(base map[string]string, kv ...string) map[string]string { return with(base, kv...) }
+
+// D makes a Duration case.
+func D[C any](name string, def time.Duration, get func(C) time.Duration) Duration[C] {
+	return Duration[C]{Name: name, Def: def, Get: get}
+}
+
+// I makes an Int case.
+func I[C any](name string, def int, good map[string]int, bad []string, get func(C) int) Int[C] {
+	return Int[C]{Name: name, Def: def, Good: good, Bad: bad, Get: get}
+}
