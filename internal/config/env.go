@@ -89,19 +89,6 @@ func intRange(lo, hi int) string {
 	return fmt.Sprintf("a whole number from %d to %d", lo, hi)
 }
 
-// Float reads a number within [lo, hi]; empty or unset gives def.
-func Float(getenv Getenv, name string, def, lo, hi float64) (float64, error) {
-	v := value(getenv, name)
-	if v == "" {
-		return def, nil
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) || f < lo || f > hi {
-		return def, fmt.Errorf("%s: %q must be a number from %g to %g", name, v, lo, hi)
-	}
-	return f, nil
-}
-
 // ParseDuration parses one duration by the package's rule (a Go duration,
 // or a bare whole number of seconds); name is for the error.
 func ParseDuration(name, v string) (time.Duration, error) {
@@ -203,9 +190,6 @@ type Reader struct {
 // NewReader returns a Reader over getenv.
 func NewReader(getenv Getenv) *Reader { return &Reader{getenv: getenv} }
 
-// Getenv is the function the Reader reads through.
-func (r *Reader) Getenv() Getenv { return r.getenv }
-
 // IsSet reports whether name holds a value.
 func (r *Reader) IsSet(name string) bool { return IsSet(r.getenv, name) }
 
@@ -233,13 +217,6 @@ func (r *Reader) Int(name string, dst *int, lo, hi int) bool {
 	r.Add(err)
 	*dst = v
 	return err == nil && r.IsSet(name)
-}
-
-// Float reads a number within [lo, hi] into dst.
-func (r *Reader) Float(name string, dst *float64, lo, hi float64) {
-	v, err := Float(r.getenv, name, *dst, lo, hi)
-	r.Add(err)
-	*dst = v
 }
 
 // Duration reads a duration within [lo, hi] (hi 0: unbounded) into dst.

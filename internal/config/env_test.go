@@ -81,17 +81,6 @@ func TestInt(t *testing.T) {
 	}
 }
 
-func TestFloat(t *testing.T) {
-	if f, err := Float(one("X_F", " 0.25 "), "X_F", 1, 0, 1); err != nil || f != 0.25 {
-		t.Errorf("Float(0.25) = %g, %v", f, err)
-	}
-	for _, v := range []string{"2", "-0.1", "NaN", "half"} {
-		if _, err := Float(one("X_F", v), "X_F", 1, 0, 1); err == nil || !strings.HasPrefix(err.Error(), "X_F: ") {
-			t.Errorf("Float(%q): error %v", v, err)
-		}
-	}
-}
-
 // TestDuration: a Go duration or whole seconds, range-checked.
 func TestDuration(t *testing.T) {
 	for v, want := range map[string]time.Duration{
