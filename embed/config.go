@@ -113,21 +113,19 @@ func DefaultConfig() Config {
 //	ONNXRUNTIME_LIB              ONNX Runtime's library, default var/lib/libonnxruntime.so.1
 //
 // Relative paths are relative to the working directory. The values are read
-// by internal/config's rules (trimmed; empty is unset). It reports every
-// malformed value, naming the variable; Validate does the range checks and
-// those that span several variables.
+// by internal/config's rules (trimmed; empty is unset) and range-checked
+// here when their range is fixed. It reports every malformed value, naming
+// the variable; Validate checks the batch size, whose range depends on the
+// provider, and what spans several variables.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := DefaultConfig()
 	r := config.NewReader(getenv)
-	// The batch size's range depends on the provider: Validate checks it.
-	whole := func(name string, dst *int) bool { return r.Int(name, dst, math.MinInt, math.MaxInt) }
-
 	r.OneOf("EMBEDDING_PROVIDER", &c.Provider, ProviderLocal, ProviderOpenAI)
 	r.String("EMBEDDING_BASE_URL", &c.BaseURL)
 	r.String("EMBEDDING_MODEL", &c.ModelName)
 	r.Secret("EMBEDDING_API_KEY", &c.APIKey)
 	r.Int("EMBEDDING_DIMENSIONS", &c.Dimensions, 0, MaxDimensions)
-	if !whole("EMBEDDING_BATCH_SIZE", &c.BatchSize) && c.Provider == ProviderOpenAI {
+	if !r.Int("EMBEDDING_BATCH_SIZE", &c.BatchSize, math.MinInt, math.MaxInt) && c.Provider == ProviderOpenAI {
 		c.BatchSize = DefaultRemoteBatchSize
 	}
 	r.Int("EMBEDDING_MAX_REQUEST_CHARS", &c.MaxRequestChars, 1, math.MaxInt)
