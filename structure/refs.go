@@ -36,6 +36,12 @@ type Reference struct {
 	sign, bare bool
 }
 
+// Explicit reports whether the reference names its kind ("Article 12",
+// "§ 4", "clause 7.2") rather than being a bare number ("4.3.2"): a bare
+// number that matches nothing may be anything, an explicit reference that
+// matches nothing names a section the documents do not have.
+func (r Reference) Explicit() bool { return !r.bare }
+
 // Key kinds: the prefix of a lookup key, one per section kind.
 const (
 	keyClause    = "clause"
