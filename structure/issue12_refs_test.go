@@ -31,9 +31,9 @@ func TestNumbersThatAreNotClauses(t *testing.T) {
 	}
 	// The same number standing as a reference is still one.
 	for q, want := range map[string]string{
-		"Is 7.2 the notice period?":         `clause 7.2 "7.2" weak`,
-		"What does 4.3.2 say about a kg?":   `clause 4.3.2 "4.3.2"`,
-		"What does clause 7.2 say?":         `clause 7.2 "clause 7.2"`,
+		"Is 7.2 the notice period?":          `clause 7.2 "7.2" weak`,
+		"What does 4.3.2 say about a kg?":    `clause 4.3.2 "4.3.2"`,
+		"What does clause 7.2 say?":          `clause 7.2 "clause 7.2"`,
 		"Under 7.2, who pays EUR 5 million?": `clause 7.2 "7.2" weak`,
 	} {
 		if got := refBriefs(ParseReferences(q)); !slices.Equal(got, []string{want}) {
