@@ -27,9 +27,11 @@ type Reference struct {
 	Raw string
 	// Start and End are the byte offsets of Raw in the question.
 	Start, End int
-	// Weak marks a bare number with a single dot ("7.2") or one that
-	// follows a word such as "version": it may be a version or an amount,
-	// so it counts only when a section with that number exists.
+	// Weak marks a bare number with a single dot ("7.2") or a part over
+	// 99: it may be a version or an amount, so it counts only when a
+	// section with that number exists. A number the words around it make
+	// a version, an amount, a quantity or a date ("version 7.2", "EUR 7.2
+	// million", "7.2 kg") is no reference at all.
 	Weak bool
 	// sign is set for "§ 4", which names a section or a paragraph; bare
 	// for a number without a keyword.
@@ -87,8 +89,8 @@ func SectionKey(s schema.Section) string {
 
 // Keys returns the section keys the reference may match, the most likely
 // first: "clause 4" matches clause 4 or Section 4; "section 4" also a § 4;
-// "§ 4" a paragraph, a Section 4 or a clause 4 (standards write "§ 2.4"
-// for clause 2.4); "paragraph 3" a § 3 or a clause 3; a bare number a
+// "§ 4" only a section marked with § (a paragraph), never another
+// document's clause 4; "paragraph 3" a § 3 or a clause 3; a bare number a
 // clause, a Section or a §; Article, Annex, Appendix and Schedule only
 // their own kind, except that "Article 13(2)" falls back to Article 13.
 func (r Reference) Keys() []string {
