@@ -26,7 +26,12 @@ import (
 // 63 MB file without a space was one chunk that PostgreSQL's full-text
 // index refused), and a section heading longer than 64 KB is read as text
 // rather than glued to its body.
-const Version = 2
+//
+// Version 3: a chunk that runs past a section start ends only where a
+// section starts (or at the end of its block), never inside that section,
+// so a subsection's first sentences are no longer chunked under the section
+// before it.
+const Version = 3
 
 // MaxWordBytes is the longest word kept whole in one chunk when the chunk
 // size is smaller: a longer run of non-space bytes (base64 data, a hex
@@ -751,19 +756,33 @@ func pack(text string, atoms []atom, size int) [][2]int {
 		}
 		best, bestRank, bestScore := -1, 0, uint32(0)
 		far := -1
+		// entered is the last section start the chunk could end before
+		// and runs past: once inside that section, the chunk may end
+		// only where a section starts (or at the end), so a section's
+		// first sentences are never chunked under the section before.
+		entered := -1
 		for k := 0; has(k+1) && win[k].end-s <= size; k++ {
 			if win[k].glue {
 				continue
 			}
 			far = k
 			next := win[k+1]
-			if win[k].end-s < minFill(next.rank, size) {
+			inside := entered >= 0 && next.rank < rankSection
+			if next.rank >= rankSection {
+				entered = k
+			}
+			if inside || win[k].end-s < minFill(next.rank, size) {
 				continue
 			}
 			sc := gapScore(text, win[k], next)
 			if best < 0 || next.rank > bestRank || next.rank == bestRank && sc >= bestScore {
 				best, bestRank, bestScore = k, next.rank, sc
 			}
+		}
+		if best < 0 && entered >= 0 {
+			// A short section before a long one: end before the long
+			// one rather than inside it.
+			best = entered
 		}
 		if best < 0 {
 			best = far

@@ -1,15 +1,16 @@
 package embed
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stratakb/stratakb/internal/config"
 )
 
 // Providers EMBEDDING_PROVIDER accepts.
@@ -30,6 +31,8 @@ const (
 	DefaultMaxRetries      = 5
 	MaxMaxRetries          = 20
 	DefaultTimeout         = 60 * time.Second
+	MinTimeout             = time.Second
+	MaxTimeout             = 30 * time.Minute
 	DefaultMaxRequestChars = 200_000
 	MaxDimensions          = 65536
 	MaxThreads             = 256
@@ -103,91 +106,36 @@ func DefaultConfig() Config {
 //	EMBEDDING_BATCH_SIZE         texts per call: default 32 local (max 512), 64 remote (max 2048)
 //	EMBEDDING_MAX_REQUEST_CHARS  bytes of text per HTTP request, default 200000
 //	EMBEDDING_MAX_RETRIES        retries after a failed attempt, default 5 (max 20)
-//	EMBEDDING_TIMEOUT            per attempt: a Go duration ("30s", "2m") or seconds ("30"); default 60s
+//	EMBEDDING_TIMEOUT            per attempt: a Go duration ("30s", "2m") or seconds ("30"), 1s-30m; default 60s
 //	EMBEDDING_THREADS            the local model's threads per call, 1-256; default queryd 1, ingestd the CPUs (at most 8)
-//	STRATA_LOCAL_ONLY            true refuses an endpoint that is not on this machine
+//	STRATA_LOCAL_ONLY            true refuses an endpoint that is not on this machine (true/false, 1/0, yes/no, on/off)
 //	STRATA_MODEL_DIR             the local model's directory, default var/models/use-lite
 //	ONNXRUNTIME_LIB              ONNX Runtime's library, default var/lib/libonnxruntime.so.1
 //
-// Relative paths are relative to the working directory. It reports malformed
-// values, naming the variable; Validate does the checks that span several
-// variables.
+// Relative paths are relative to the working directory. The values are read
+// by internal/config's rules (trimmed; empty is unset) and range-checked
+// here when their range is fixed. It reports every malformed value, naming
+// the variable; Validate checks the batch size, whose range depends on the
+// provider, and what spans several variables.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := DefaultConfig()
-	var errs []error
-	str := func(name string, dst *string) {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			*dst = v
-		}
-	}
-	integer := func(name string, dst *int) bool {
-		v := strings.TrimSpace(getenv(name))
-		if v == "" {
-			return false
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %q is not a whole number", name, v))
-			return false
-		}
-		*dst = n
-		return true
-	}
-
-	str("EMBEDDING_PROVIDER", &c.Provider)
-	c.Provider = strings.ToLower(c.Provider)
-	str("EMBEDDING_BASE_URL", &c.BaseURL)
-	str("EMBEDDING_MODEL", &c.ModelName)
-	// The key is taken as it is: whitespace inside a secret is the user's.
-	if v := getenv("EMBEDDING_API_KEY"); strings.TrimSpace(v) != "" {
-		c.APIKey = strings.TrimSpace(v)
-	}
-	integer("EMBEDDING_DIMENSIONS", &c.Dimensions)
-	if !integer("EMBEDDING_BATCH_SIZE", &c.BatchSize) && c.Provider == ProviderOpenAI {
+	r := config.NewReader(getenv)
+	r.OneOf("EMBEDDING_PROVIDER", &c.Provider, ProviderLocal, ProviderOpenAI)
+	r.String("EMBEDDING_BASE_URL", &c.BaseURL)
+	r.String("EMBEDDING_MODEL", &c.ModelName)
+	r.Secret("EMBEDDING_API_KEY", &c.APIKey)
+	r.Int("EMBEDDING_DIMENSIONS", &c.Dimensions, 0, MaxDimensions)
+	if !r.Int("EMBEDDING_BATCH_SIZE", &c.BatchSize, math.MinInt, math.MaxInt) && c.Provider == ProviderOpenAI {
 		c.BatchSize = DefaultRemoteBatchSize
 	}
-	integer("EMBEDDING_MAX_REQUEST_CHARS", &c.MaxRequestChars)
-	integer("EMBEDDING_MAX_RETRIES", &c.MaxRetries)
-	integer("EMBEDDING_THREADS", &c.IntraOpThreads)
-	if v := strings.TrimSpace(getenv("EMBEDDING_TIMEOUT")); v != "" {
-		d, err := parseDuration(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("EMBEDDING_TIMEOUT: %q is not a duration such as 30s or 2m", v))
-		} else {
-			c.Timeout = d
-		}
-	}
-	if v := strings.TrimSpace(getenv("STRATA_LOCAL_ONLY")); v != "" {
-		b, err := parseBool(v)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("STRATA_LOCAL_ONLY: %q is not true or false", v))
-		} else {
-			c.LocalOnly = b
-		}
-	}
-	str("STRATA_MODEL_DIR", &c.ModelDir)
-	str("ONNXRUNTIME_LIB", &c.LibraryPath)
-	if len(errs) > 0 {
-		return c, errors.Join(errs...)
-	}
-	return c, nil
-}
-
-func parseDuration(s string) (time.Duration, error) {
-	if n, err := strconv.Atoi(s); err == nil {
-		return time.Duration(n) * time.Second, nil
-	}
-	return time.ParseDuration(s)
-}
-
-func parseBool(s string) (bool, error) {
-	switch strings.ToLower(s) {
-	case "1", "t", "true", "yes", "y", "on":
-		return true, nil
-	case "0", "f", "false", "no", "n", "off":
-		return false, nil
-	}
-	return false, fmt.Errorf("not a boolean: %q", s)
+	r.Int("EMBEDDING_MAX_REQUEST_CHARS", &c.MaxRequestChars, 1, math.MaxInt)
+	r.Int("EMBEDDING_MAX_RETRIES", &c.MaxRetries, 0, MaxMaxRetries)
+	r.Int("EMBEDDING_THREADS", &c.IntraOpThreads, 1, MaxThreads)
+	r.Duration("EMBEDDING_TIMEOUT", &c.Timeout, MinTimeout, MaxTimeout)
+	r.Bool(config.LocalOnlyVar, &c.LocalOnly)
+	r.String("STRATA_MODEL_DIR", &c.ModelDir)
+	r.String("ONNXRUNTIME_LIB", &c.LibraryPath)
+	return c, r.Err()
 }
 
 // Validate checks the configuration as a whole and reports every problem,
@@ -225,7 +173,7 @@ func (c Config) Validate() error {
 			bad("EMBEDDING_BASE_URL: %w", err)
 		} else if c.LocalOnly {
 			if err := ep.checkLocal(); err != nil {
-				bad("EMBEDDING_BASE_URL: %w; STRATA_LOCAL_ONLY=true allows only this machine (localhost, 127.0.0.1, [::1] or a unix:// socket)", err)
+				bad("EMBEDDING_BASE_URL: %w; %s", err, config.LocalOnlyHint)
 			}
 		}
 		if c.MaxRequestChars < 1 {
@@ -234,8 +182,8 @@ func (c Config) Validate() error {
 		if c.MaxRetries < 0 || c.MaxRetries > MaxMaxRetries {
 			bad("EMBEDDING_MAX_RETRIES: %d is out of range 0-%d", c.MaxRetries, MaxMaxRetries)
 		}
-		if c.Timeout < time.Second || c.Timeout > 30*time.Minute {
-			bad("EMBEDDING_TIMEOUT: %s is out of range 1s-30m", c.Timeout)
+		if c.Timeout < MinTimeout || c.Timeout > MaxTimeout {
+			bad("EMBEDDING_TIMEOUT: %s is out of range %s-%s", c.Timeout, MinTimeout, MaxTimeout)
 		}
 	case "":
 		bad("EMBEDDING_PROVIDER: empty; want %s or %s", ProviderLocal, ProviderOpenAI)
@@ -330,35 +278,14 @@ func (e endpoint) display() string {
 
 // lookupIPAddr resolves host names for the STRATA_LOCAL_ONLY check; tests
 // replace it.
-var lookupIPAddr = net.DefaultResolver.LookupIPAddr
+var lookupIPAddr config.Resolver = net.DefaultResolver.LookupIPAddr
 
 // checkLocal reports why e is not on this machine, or nil when it is.
 func (e endpoint) checkLocal() error {
 	if e.socket != "" {
 		return nil
 	}
-	host := e.url.Hostname()
-	if ip := net.ParseIP(host); ip != nil {
-		if !ip.IsLoopback() {
-			return fmt.Errorf("host %s is not a loopback address", host)
-		}
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	addrs, err := lookupIPAddr(ctx, host)
-	if err != nil {
-		return fmt.Errorf("host %s does not resolve here, so it cannot be shown to be on this machine (%w)", host, err)
-	}
-	if len(addrs) == 0 {
-		return fmt.Errorf("host %s resolves to no address", host)
-	}
-	for _, a := range addrs {
-		if !a.IP.IsLoopback() {
-			return fmt.Errorf("host %s resolves to %s, which is not a loopback address", host, a.IP)
-		}
-	}
-	return nil
+	return config.CheckLoopback(e.url.Hostname(), lookupIPAddr)
 }
 
 // String describes the configuration for logs and error messages. The API

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stratakb/stratakb/internal/config/configtest"
 )
 
 func env(m map[string]string) func(string) string {
@@ -274,4 +276,27 @@ func TestConfigThreads(t *testing.T) {
 	if d := DefaultConfig(); d.IntraOpThreads != 0 {
 		t.Errorf("default threads %d, want 0 (the model's default)", d.IntraOpThreads)
 	}
+}
+
+// TestConfigSharedRules: the embedding variables follow the rules every
+// daemon variable does (internal/config/configtest).
+func TestConfigSharedRules(t *testing.T) {
+	remote := map[string]string{"EMBEDDING_PROVIDER": "openai_compatible", "EMBEDDING_BASE_URL": "http://127.0.0.1:8080/v1", "EMBEDDING_MODEL": "m"}
+	load := func(m map[string]string) (Config, error) {
+		c, err := ConfigFromEnv(env(m))
+		if err == nil {
+			err = c.Validate()
+		}
+		return c, err
+	}
+	configtest.Bools(t, remote, load, map[string]func(Config) bool{"STRATA_LOCAL_ONLY": func(c Config) bool { return c.LocalOnly }})
+	configtest.Durations(t, remote, load, []configtest.Duration[Config]{
+		configtest.D("EMBEDDING_TIMEOUT", DefaultTimeout, func(c Config) time.Duration { return c.Timeout }),
+	})
+	configtest.Ints(t, remote, load, []configtest.Int[Config]{
+		configtest.I("EMBEDDING_BATCH_SIZE", DefaultRemoteBatchSize, map[string]int{"2048": 2048}, []string{"0", "2049"},
+			func(c Config) int { return c.BatchSize }),
+		configtest.I("EMBEDDING_MAX_RETRIES", DefaultMaxRetries, map[string]int{"0": 0}, []string{"-1", "21"},
+			func(c Config) int { return c.MaxRetries }),
+	})
 }

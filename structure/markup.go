@@ -114,6 +114,7 @@ func (p *parser) atx(i int) bool {
 	if attrBlock.MatchString(title) {
 		title = strings.TrimSpace(attrBlock.ReplaceAllString(title, ""))
 	}
+	title = stripAnchors(title)
 	if title == "" {
 		return false
 	}
@@ -145,7 +146,11 @@ func (p *parser) setext(i int) bool {
 	if c == '-' {
 		rank = 2
 	}
-	p.addMarkup(i, i+1, l.first, l.s, rank)
+	title := stripAnchors(l.s)
+	if title == "" {
+		return false
+	}
+	p.addMarkup(i, i+1, l.first, title, rank)
 	return true
 }
 
@@ -219,7 +224,7 @@ func (p *parser) underlined(i int) bool {
 // addMarkup adds a Markdown or underlined heading spanning lines from..to,
 // reading a clause number off its title when the number is plausible.
 func (p *parser) addMarkup(from, to, start int, title string, rank int) {
-	n := node{markup: true, rank: rank}
+	n := node{markup: true, rank: rank, md: p.format == schema.FormatMarkdown}
 	title = clip(title)
 	n.sec = schema.Section{Kind: schema.KindHeading, Title: title, Start: start, HeadingEnd: p.lines[to].end}
 	// "**7.2 Notice**" and "7.2 Notice" carry the same number.
@@ -228,7 +233,10 @@ func (p *parser) addMarkup(from, to, start int, title string, rank int) {
 	// in a change log more often than a clause, and one that goes on in
 	// lower case ("2 years of support") is a phrase.
 	if ld, ok := parseLead(plain); ok && (ld.rest != "" || ld.keyword) && !startsLower(ld.rest) {
-		if p.inSequence(ld, 3) {
+		// A Markdown heading is a section whatever the numbering
+		// sequence: its marker, not the order of its number, makes it
+		// one. Other headings need the number to follow the last one.
+		if n.md && !p.seen[ld.family+":"+ld.number] || p.inSequence(ld, 3) {
 			n.sec.Kind = ld.kind
 			n.sec.Number = ld.number
 			n.sec.Title = ld.rest
@@ -240,6 +248,19 @@ func (p *parser) addMarkup(from, to, start int, title string, rank int) {
 		p.used[k] = true
 	}
 	p.push(n)
+}
+
+// anchorRe matches an HTML anchor in a heading: `<a name="intro"></a>`,
+// `<a id='x'/>`, and a stray closing `</a>`.
+var anchorRe = regexp.MustCompile(`(?i)<a\s[^<>]*\b(?:name|id)\s*=[^<>]*>|</a\s*>`)
+
+// stripAnchors removes HTML anchors from a heading's title, so they do not
+// end up in clause paths.
+func stripAnchors(title string) string {
+	if !strings.Contains(title, "<") {
+		return title
+	}
+	return strings.Join(strings.Fields(anchorRe.ReplaceAllString(title, " ")), " ")
 }
 
 // trimEmphasis removes Markdown emphasis around a whole heading

@@ -27,9 +27,12 @@ type line struct {
 
 // node is a section under construction with what nesting needs to know.
 type node struct {
-	sec      schema.Section
-	markup   bool // a Markdown or underlined heading
-	rank     int  // heading rank for markup headings: 1 is the highest
+	sec    schema.Section
+	markup bool // a Markdown or underlined heading
+	// md marks a Markdown heading (ATX or setext): its rank alone decides
+	// its level, whatever its number says.
+	md       bool
+	rank     int // heading rank for markup headings: 1 is the highest
 	family   string
 	parts    []int
 	numbered bool
@@ -90,6 +93,7 @@ func Parse(text string, bodyStart int, format string) []schema.Section {
 	p.markCode()
 	p.markBoiler()
 	p.markTables()
+	p.markContents()
 	p.markupDoc = format == schema.FormatMarkdown || format == schema.FormatText && p.hasUnderlines()
 	p.used = make([]bool, len(p.lines))
 	for i := range p.lines {
@@ -261,6 +265,16 @@ func strength(kind string) int {
 
 // contains reports whether the open section t can hold the new section s.
 func contains(t, s node) bool {
+	if t.md && s.md {
+		// Markdown headings carry their own level: "### 7" never holds
+		// "# 7.2". Only at the same rank does the number nest ("## 7"
+		// holds "## 7.2").
+		if t.rank != s.rank {
+			return t.rank < s.rank
+		}
+		return t.numbered && s.numbered && t.family == s.family && t.sec.Kind == s.sec.Kind &&
+			strength(t.sec.Kind) == 1 && properPrefix(t.parts, s.parts)
+	}
 	if t.numbered && s.numbered && t.family == s.family && t.sec.Kind == s.sec.Kind && strength(t.sec.Kind) == 1 {
 		return properPrefix(t.parts, s.parts)
 	}

@@ -27,14 +27,22 @@ type Reference struct {
 	Raw string
 	// Start and End are the byte offsets of Raw in the question.
 	Start, End int
-	// Weak marks a bare number with a single dot ("7.2") or one that
-	// follows a word such as "version": it may be a version or an amount,
-	// so it counts only when a section with that number exists.
+	// Weak marks a bare number with a single dot ("7.2") or a part over
+	// 99: it may be a version or an amount, so it counts only when a
+	// section with that number exists. A number the words around it make
+	// a version, an amount, a quantity or a date ("version 7.2", "EUR 7.2
+	// million", "7.2 kg") is no reference at all.
 	Weak bool
 	// sign is set for "§ 4", which names a section or a paragraph; bare
 	// for a number without a keyword.
 	sign, bare bool
 }
+
+// Explicit reports whether the reference names its kind ("Article 12",
+// "§ 4", "clause 7.2") rather than being a bare number ("4.3.2"): a bare
+// number that matches nothing may be anything, an explicit reference that
+// matches nothing names a section the documents do not have.
+func (r Reference) Explicit() bool { return !r.bare }
 
 // Key kinds: the prefix of a lookup key, one per section kind.
 const (
@@ -81,8 +89,8 @@ func SectionKey(s schema.Section) string {
 
 // Keys returns the section keys the reference may match, the most likely
 // first: "clause 4" matches clause 4 or Section 4; "section 4" also a § 4;
-// "§ 4" a paragraph, a Section 4 or a clause 4 (standards write "§ 2.4"
-// for clause 2.4); "paragraph 3" a § 3 or a clause 3; a bare number a
+// "§ 4" only a section marked with § (a paragraph), never another
+// document's clause 4; "paragraph 3" a § 3 or a clause 3; a bare number a
 // clause, a Section or a §; Article, Annex, Appendix and Schedule only
 // their own kind, except that "Article 13(2)" falls back to Article 13.
 func (r Reference) Keys() []string {
@@ -101,7 +109,9 @@ func (r Reference) Keys() []string {
 		kinds = []string{keySection, keyClause, keyParagraph}
 	case schema.KindPara:
 		if r.sign {
-			kinds = []string{keyParagraph, keySection, keyClause}
+			// "§ 4" names a section marked with §, never another
+			// document's clause 4 or Section 4.
+			kinds = []string{keyParagraph}
 		} else {
 			kinds = []string{keyParagraph, keyClause}
 		}
@@ -150,12 +160,114 @@ var (
 	bareParenRe  = regexp.MustCompile(`[0-9]{1,3}(?:\.[0-9]{1,3})*(?:\([0-9a-z]{1,4}\))+`)
 )
 
-// versionWords are words after which a bare number is a version.
-var versionWords = map[string]bool{
-	"version": true, "versions": true, "v": true, "release": true, "python": true,
-	"go": true, "golang": true, "rfc": true, "pep": true, "iso": true, "node": true,
-	"java": true, "tls": true, "http": true, "ubuntu": true, "debian": true,
-	"linux": true, "kernel": true, "postgresql": true, "postgres": true, "ip": true,
+// versionWords are words after which a bare number is a version (or a
+// standard's number), never a reference.
+var versionWords = words("version versions ver v release releases rel revision rev build patch " +
+	"python go golang rfc pep iso iec en din node nodejs npm java jdk tls ssl http ubuntu debian " +
+	"fedora rhel centos alpine linux kernel postgresql postgres pg mysql ip ipv php ruby rust perl " +
+	"kotlin swift android ios macos windows chrome firefox safari api sdk firmware protocol " +
+	"unicode utf html css ecmascript es bluetooth usb wifi")
+
+// amountWords are words before a bare number that make it an amount: a
+// currency ("EUR 7.2", "USD 1.5").
+var amountWords = words("eur usd gbp chf jpy cny aud cad sek nok dkk pln czk huf inr brl " +
+	"zar rub try mxn sgd hkd nzd krw")
+
+// unitWords are words after a bare number that make it an amount or a
+// quantity: "7.2 million", "7.2 %", "7.2 kg", "7.2 days".
+var unitWords = words("% ‰ percent per pct pp million millions mio mn m bn billion billions " +
+	"mrd trillion trillions thousand thousands k eur usd gbp chf euro euros dollar dollars pound pounds " +
+	"kg g mg t tonne tonnes ton tons lb lbs oz km cm mm nm µm mi mile miles ft feet inch inches yd " +
+	"l ml cl hl gal m² m2 m³ m3 km² ha sqm kwh mwh gwh kw mw gw w v kv mv ma mah hz khz mhz ghz " +
+	"kb mb gb tb pb kib mib gib tib bytes bit bits kbps mbps gbps ms µs ns s sec secs second seconds " +
+	"min mins minute minutes h hr hrs hour hours day days week weeks month months year years " +
+	"°c °f ° degrees x times points pts")
+
+func words(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.Fields(s) {
+		out[w] = true
+	}
+	return out
+}
+
+// notReference reports whether the bare number q[start:end] reads as a
+// version, an amount, a quantity or a date by the words around it.
+func notReference(q string, start, end int) bool {
+	before := strings.TrimLeft(strings.ToLower(tokenBefore(q, start)), "([{\"'")
+	if versionWords[before] || amountWords[before] || versionWords[strings.TrimSuffix(before, ".")] {
+		return true
+	}
+	if before == "€" || before == "$" || before == "£" || before == "¥" {
+		return true
+	}
+	after := strings.ToLower(tokenAfter(q, end))
+	if unitWords[after] || unitWords[strings.TrimRight(after, ".,;:!?)")] {
+		return true
+	}
+	// A year and a month: "2024.03", "2024.3".
+	if parts := strings.Split(q[start:end], "."); len(parts) == 2 {
+		y, _ := strconv.Atoi(parts[0])
+		mo, _ := strconv.Atoi(parts[1])
+		if y >= 1900 && y <= 2199 && mo >= 1 && mo <= 12 {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenBefore returns the run of characters other than white space that
+// ends before offset i, skipping white space.
+func tokenBefore(q string, i int) string {
+	j := i
+	for j > 0 {
+		r, size := utf8.DecodeLastRuneInString(q[:j])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		j -= size
+	}
+	k := j
+	for k > 0 {
+		r, size := utf8.DecodeLastRuneInString(q[:k])
+		if unicode.IsSpace(r) {
+			break
+		}
+		k -= size
+	}
+	return q[k:j]
+}
+
+// tokenAfter returns the run of characters other than white space that
+// starts after offset i, skipping white space.
+func tokenAfter(q string, i int) string {
+	j := i
+	for j < len(q) {
+		r, size := utf8.DecodeRuneInString(q[j:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		j += size
+	}
+	k := j
+	for k < len(q) {
+		r, size := utf8.DecodeRuneInString(q[k:])
+		if unicode.IsSpace(r) {
+			break
+		}
+		k += size
+	}
+	return q[j:k]
+}
+
+// wordStart reports whether offset i starts a word: the rune before it is
+// not a letter, a digit or an underscore.
+func wordStart(q string, i int) bool {
+	if i == 0 {
+		return true
+	}
+	r, _ := utf8.DecodeLastRuneInString(q[:i])
+	return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_'
 }
 
 // ParseReferences returns the clause references in question q, in the order
@@ -172,10 +284,27 @@ func ParseReferences(q string) []Reference {
 		}
 		return false
 	}
-	for _, m := range refKeywordRe.FindAllStringSubmatchIndex(q, -1) {
+	// Matches may not overlap, so a keyword that reads no number ("the
+	// termination clause Article 12") must not swallow the keyword after
+	// it: the search goes on from the end of each keyword.
+	for pos := 0; pos < len(q); {
+		m := refKeywordRe.FindStringSubmatchIndex(q[pos:])
+		if m == nil {
+			break
+		}
+		for k := range m {
+			m[k] += pos
+		}
+		next := m[3]
+		if m[2] == pos && pos > 0 && !wordStart(q, pos) {
+			// "^" matched inside a word that the last keyword ended in.
+			pos++
+			continue
+		}
 		kw := strings.ToLower(q[m[2]:m[3]])
 		kind := keywordKind(kw)
 		refs = appendList(refs, q, m[2], m[1], kind, false)
+		pos = next
 	}
 	for _, m := range signRe.FindAllStringIndex(q, -1) {
 		if taken(m[0], m[1]) {
@@ -212,8 +341,12 @@ func ParseReferences(q string) []Reference {
 					}
 				}
 			}
-			if versionWords[strings.ToLower(wordBefore(q, start))] {
-				r.Weak = true
+			// A number that reads as a version, an amount, a quantity
+			// or a date is not a reference, even where a section of
+			// that number exists: "version 7.2", "EUR 7.2 million",
+			// "7.2 %", "7.2 kg".
+			if notReference(q, start, end) {
+				continue
 			}
 			refs = append(refs, r)
 		}
@@ -346,23 +479,6 @@ func bareBoundary(q string, start, end int) bool {
 		}
 	}
 	return true
-}
-
-// wordBefore returns the word before offset i, skipping white space.
-func wordBefore(q string, i int) string {
-	j := i
-	for j > 0 && (q[j-1] == ' ' || q[j-1] == '\t') {
-		j--
-	}
-	k := j
-	for k > 0 {
-		r, size := utf8.DecodeLastRuneInString(q[:k])
-		if !unicode.IsLetter(r) {
-			break
-		}
-		k -= size
-	}
-	return q[k:j]
 }
 
 // toRoman writes n (1–399) as a roman numeral in upper case.

@@ -46,7 +46,7 @@ func TestParseReferences(t *testing.T) {
 		{"What does Annex A.1 define?", []string{`clause A.1 "Annex A.1"`}},
 		{"Explain section A.2.3 of the standard.", []string{`section A.2.3 "section A.2.3"`}},
 		// Numbers that are not references.
-		{"Upgrade to Python 3.12.1 or version 1.2.3 first.", []string{`clause 3.12.1 "3.12.1" weak`, `clause 1.2.3 "1.2.3" weak`}},
+		{"Upgrade to Python 3.12.1 or version 1.2.3 first.", nil},
 		{"Is v1.2.3 or go1.22.4 installed?", nil},
 		{"We owe 1,000.00 EUR, 12.5% of 1.000.000 since 30.11.2026.", nil},
 		{"The server at 192.168.10.1 is down.", []string{`clause 192.168.10.1 "192.168.10.1" weak`}},

@@ -1,15 +1,10 @@
-// Package config holds what both daemons' configurations share: finding the
-// database, reading booleans and levels from the environment.
 package config
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -77,60 +72,4 @@ func FromDBEnv(getenv func(string) string, name string) (string, error) {
 		return "", fmt.Errorf("read %s: %w", p, err)
 	}
 	return "", fmt.Errorf("%s is not set and %s holds none (run 'make db-start')", name, p)
-}
-
-// Bool parses a boolean variable; empty gives def.
-func Bool(getenv func(string) string, name string, def bool) (bool, error) {
-	v := getenv(name)
-	if v == "" {
-		return def, nil
-	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return def, fmt.Errorf("%s: %q is not a boolean (true or false)", name, v)
-	}
-	return b, nil
-}
-
-// Int parses an integer variable within [lo, hi]; empty gives def.
-func Int(getenv func(string) string, name string, def, lo, hi int) (int, error) {
-	v := getenv(name)
-	if v == "" {
-		return def, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return def, fmt.Errorf("%s: %q must be a whole number from %d to %d", name, v, lo, hi)
-	}
-	return n, nil
-}
-
-// LogLevel parses LOG_LEVEL (debug, info, warn, error; default info).
-func LogLevel(getenv func(string) string) (slog.Level, error) {
-	v := getenv("LOG_LEVEL")
-	if v == "" {
-		return slog.LevelInfo, nil
-	}
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(v)); err != nil {
-		return l, fmt.Errorf("LOG_LEVEL: %q is not one of debug, info, warn, error", v)
-	}
-	return l, nil
-}
-
-// ParseInterleaved parses flags that may come before or after positional
-// arguments (ingestd add DIR --layer NAME) and returns the positionals in
-// order. Errors are the flag package's, flag.ErrHelp included.
-func ParseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
 }

@@ -58,8 +58,9 @@ Usage:
   ingestd migrate                                 apply database migrations
 
 Run 'ingestd VERB -h' for a verb's flags. Configuration comes from the
-environment: DATABASE_URL (default: var/db.env from 'make db-start'),
-INGEST_WORKERS, INGEST_MAX_FILE_MB, LOG_LEVEL.
+environment (README's configuration table lists every variable):
+DATABASE_URL (default: var/db.env from 'make db-start'), INGEST_WORKERS,
+INGEST_MAX_FILE_MB, INGEST_SCHEDULE, LOG_LEVEL and the EMBEDDING_* variables.
 `
 
 // Main runs ingestd with args and returns the process exit code.

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
@@ -8,6 +9,13 @@ import (
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/config"
 	"github.com/stratakb/stratakb/jobs"
+)
+
+// Bounds of the INGEST_* variables.
+const (
+	DefaultMaxFileMB = 100
+	MaxWorkers       = 256
+	MaxMaxFileMB     = 10240
 )
 
 // Config is ingestd's configuration, read from the environment.
@@ -21,44 +29,69 @@ type Config struct {
 	Schedule *jobs.Schedule
 	// Embed configures the embedding provider (EMBEDDING_PROVIDER and the
 	// other EMBEDDING_* variables, STRATA_LOCAL_ONLY, STRATA_MODEL_DIR,
-	// ONNXRUNTIME_LIB).
+	// ONNXRUNTIME_LIB). Validate checks it: a wrong one stops every verb,
+	// so that it shows before a run instead of failing every file.
 	Embed embed.Config
 }
 
-// LoadConfig builds the configuration: defaults, then the environment, then
-// Validate. Errors name the variable.
+// DefaultConfig returns the configuration with no variable set, but for the
+// database URL, which has no default.
+func DefaultConfig() Config {
+	return Config{
+		LogLevel:  slog.LevelInfo,
+		Workers:   jobs.DefaultWorkers(runtime.NumCPU()),
+		MaxFileMB: DefaultMaxFileMB,
+		Embed:     embed.DefaultConfig(),
+	}
+}
+
+// LoadConfig builds the configuration: defaults, then the environment
+// through internal/config, then Validate. It reports every problem, each
+// starting with its variable's name.
 func LoadConfig(getenv func(string) string) (Config, error) {
-	c := Config{Workers: jobs.DefaultWorkers(runtime.NumCPU()), MaxFileMB: 100}
+	c := DefaultConfig()
+	r := config.NewReader(getenv)
 	var err error
-	if c.DatabaseURL, err = config.DatabaseURL(getenv); err != nil {
-		return c, err
-	}
-	if c.LogLevel, err = config.LogLevel(getenv); err != nil {
-		return c, err
-	}
-	if c.Workers, err = config.Int(getenv, "INGEST_WORKERS", c.Workers, 1, 256); err != nil {
-		return c, err
-	}
-	if c.MaxFileMB, err = config.Int(getenv, "INGEST_MAX_FILE_MB", c.MaxFileMB, 1, 10240); err != nil {
-		return c, err
-	}
-	if v := getenv("INGEST_SCHEDULE"); v != "" {
-		s, err := jobs.ParseSchedule(v)
-		if err != nil {
-			return c, err
+	c.DatabaseURL, err = config.DatabaseURL(getenv)
+	r.Add(err)
+	c.LogLevel, err = config.LogLevel(getenv)
+	r.Add(err)
+	r.Int("INGEST_WORKERS", &c.Workers, 1, MaxWorkers)
+	r.Int("INGEST_MAX_FILE_MB", &c.MaxFileMB, 1, MaxMaxFileMB)
+	if v := config.String(getenv, "INGEST_SCHEDULE", ""); v != "" {
+		s, err := jobs.ParseSchedule(v) // its errors start with INGEST_SCHEDULE
+		r.Add(err)
+		if err == nil {
+			c.Schedule = &s
 		}
-		c.Schedule = &s
 	}
-	if c.Embed, err = embed.ConfigFromEnv(getenv); err != nil {
+	c.Embed, err = embed.ConfigFromEnv(getenv)
+	r.Add(err)
+	if err := r.Err(); err != nil {
 		return c, err
 	}
 	return c, c.Validate()
 }
 
-// Validate checks the configuration as a whole.
+// Validate checks the configuration as a whole and reports every problem,
+// each naming its variable.
 func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if c.DatabaseURL == "" {
-		return fmt.Errorf("DATABASE_URL: must be set")
+		bad("DATABASE_URL: must be set (or var/db.env from 'make db-start')")
+	}
+	if c.Workers < 1 || c.Workers > MaxWorkers {
+		bad("INGEST_WORKERS: %d is out of range 1-%d", c.Workers, MaxWorkers)
+	}
+	if c.MaxFileMB < 1 || c.MaxFileMB > MaxMaxFileMB {
+		bad("INGEST_MAX_FILE_MB: %d is out of range 1-%d", c.MaxFileMB, MaxMaxFileMB)
+	}
+	if err := c.Embed.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("ingestd configuration: %w", errors.Join(errs...))
 	}
 	return nil
 }

@@ -11,59 +11,12 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/config"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	searchpkg "github.com/stratakb/stratakb/queryd/internal/search"
 	"github.com/stratakb/stratakb/queryd/internal/server"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
-
-// Config is queryd's configuration, read from the environment.
-type Config struct {
-	// DatabaseURL is QUERYD_DATABASE_URL (a connection as the read-only
-	// queryd role), else DATABASE_URL, else var/db.env written by `make
-	// db-start` (its QUERYD_DATABASE_URL first).
-	DatabaseURL string
-	// ReadDatabaseURL is QUERYD_READ_DATABASE_URL (a read replica), else
-	// DatabaseURL: the retrieval reads go there.
-	ReadDatabaseURL string
-	// AllowOwner is QUERYD_ALLOW_OWNER: without it queryd refuses to start
-	// as a role that can change documents (a superuser, the schema's owner,
-	// or one granted writes on the document tables).
-	AllowOwner bool
-	LogLevel   slog.Level // LOG_LEVEL
-	// Embed configures the query embedder (the EMBEDDING_* variables, the
-	// same as ingestd's: queries must be embedded by the model that made the
-	// vectors).
-	Embed embed.Config
-	// KeywordSlots is HYBRID_KEYWORD_SLOTS.
-	KeywordSlots int
-}
-
-// LoadConfig builds the configuration from the environment; errors name the
-// variable.
-func LoadConfig(getenv func(string) string) (Config, error) {
-	var c Config
-	var err error
-	if c.DatabaseURL, err = config.QuerydDatabaseURL(getenv); err != nil {
-		return c, err
-	}
-	c.ReadDatabaseURL = config.QuerydReadDatabaseURL(getenv, c.DatabaseURL)
-	if c.AllowOwner, err = config.Bool(getenv, "QUERYD_ALLOW_OWNER", false); err != nil {
-		return c, err
-	}
-	if c.LogLevel, err = config.LogLevel(getenv); err != nil {
-		return c, err
-	}
-	if c.Embed, err = embed.ConfigFromEnv(getenv); err != nil {
-		return c, err
-	}
-	if c.KeywordSlots, err = searchpkg.KeywordSlotsFromEnv(getenv); err != nil {
-		return c, err
-	}
-	return c, nil
-}
 
 type usageError struct{ msg string }
 
@@ -81,13 +34,18 @@ Usage:
   queryd ask QUESTION [--layers a,b] [--top-k N] [--detailed] [--mode extractive|grounded] [--json]
                                                   answer a question: JSON, or a readable answer on a terminal
 
-Configuration comes from the environment: QUERYD_DATABASE_URL (else
-DATABASE_URL, else var/db.env from 'make db-start'), LOG_LEVEL, and for serve
-QUERYD_ADDR (default ` + server.DefaultAddr + `), QUERYD_TOKENS ("reader:TOKEN,admin:TOKEN"),
+Configuration comes from the environment (README's configuration table
+lists every variable): QUERYD_DATABASE_URL (else DATABASE_URL, else
+var/db.env from 'make db-start'), LOG_LEVEL, QUERYD_ALLOW_OWNER, the
+EMBEDDING_* variables, HYBRID_KEYWORD_SLOTS, and for serve QUERYD_ADDR
+(default ` + server.DefaultAddr + `), QUERYD_TOKENS ("reader:TOKEN,admin:TOKEN"),
 QUERYD_TOKEN_FILE, QUERYD_ALLOWED_ORIGINS, QUERYD_MAX_REQUEST_BYTES,
 QUERYD_REQUEST_TIMEOUT, QUERYD_MAX_CONCURRENT_SEARCHES, QUERYD_QUEUE_WAIT,
 QUERYD_SHUTDOWN_TIMEOUT, QUERYD_READ_TIMEOUT, QUERYD_MAX_CONNS_PER_CLIENT,
-QUERYD_ALLOW_OWNER, LEARNING_STORE_RAW_QUERIES.
+LEARNING_ENABLED, LEARNING_STORE_RAW_QUERIES, ANSWER_TOKEN_BUDGET,
+RERANKING_ENABLED, RERANKING_MODEL and the QUERY_REWRITE_* variables.
+Booleans take true/false, 1/0, yes/no or on/off; durations "30s", "2m" or
+whole seconds ("30").
 `
 
 // Main runs queryd and returns the exit code: 0 on success, 1 on failure, 2

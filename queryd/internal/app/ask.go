@@ -30,8 +30,12 @@ func newAsker(corpus *store.Corpus, ledger *store.Ledger, q *queryEmbedder, cfg 
 	opts := q.options(cfg)
 	eng := retrieve.New(corpus, retrieve.Options{Embedder: opts.Embedder, EmbedderError: opts.EmbedderError,
 		KeywordSlots: opts.KeywordSlots})
-	o := askpkg.Options{Engine: eng, Docs: corpus, NoReranker: noReranker, Logger: log}
-	if ledger != nil {
+	o := askpkg.Options{Engine: eng, Docs: corpus, NoReranker: noReranker, Logger: log,
+		Budget: cfg.AnswerTokenBudget, RawQueries: cfg.Server.RawQueries}
+	if !cfg.Reranking.Enabled {
+		o.NoReranker = "reranking is off (RERANKING_ENABLED=false)"
+	}
+	if ledger != nil && cfg.LearningEnabled {
 		o.Recorder = recorder{ledger}
 	}
 	return askpkg.New(o)

@@ -35,10 +35,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	scfg, err := server.LoadConfig(getenv)
-	if err != nil {
-		return fmt.Errorf("configuration: %w", err)
-	}
 	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	q := newQueryEmbedder(cfg.Embed, log)
 	defer q.close()
@@ -71,7 +67,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		log.Warn("database not available yet; tools will answer unavailable until it is", slog.String("error", err.Error()))
 	}
 	asker := newAsker(corpus, ledger, q, cfg, log)
-	srv, err := server.New(scfg, server.Deps{Searcher: searchpkg.NewWithOptions(corpus, opts), Asker: asker,
+	srv, err := server.New(cfg.Server, server.Deps{Searcher: searchpkg.NewWithOptions(corpus, opts), Asker: asker,
 		DB: db, Model: q, Logger: log, Metrics: metrics})
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)

@@ -59,16 +59,26 @@ type ExactLookup struct {
 	References []string
 	LookedUp   int
 	Skipped    []string
-	// Found is how many sections matched, of which MaxExactResults at most
-	// are returned; LimitHit is true when the lookup stopped at
-	// MaxCandidates, so more may match.
+	// Found is how many sections matched, of which Limit at most are
+	// returned (MaxExactResults, or top_k when smaller: exact sections
+	// never push the result count over top_k); LimitHit is true when the
+	// lookup stopped at MaxCandidates, so more may match.
 	Found    int
+	Limit    int
 	LimitHit bool
+	// NotReturned is how many matching sections came back neither as
+	// exact results nor inside an ordinary result.
+	NotReturned int
+	// Missing are the explicit references ("Article 99", "§ 4", not a
+	// bare number) that were looked up and matched no section of the
+	// layers searched, as written.
+	Missing []string
 }
 
 // exactSections looks up the sections the query names in the layers. It
-// returns up to MaxExactResults, in the order of the references and then by
-// file path, and how the lookup went.
+// returns every section found (at most MaxCandidates), in the order of the
+// references and then by file path, and how the lookup went; the caller
+// keeps the first ExactLookup.Limit.
 func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactLookup, error) {
 	refs := structure.ParseReferences(r.q.Text)
 	if len(refs) == 0 {
@@ -86,6 +96,7 @@ func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactL
 	which := map[int64]structure.Reference{}
 	seen := map[int64]bool{}
 	limitHit := false
+	var missing []string
 	for _, ref := range lookup {
 		keys := ref.Keys()
 		if len(keys) == 0 {
@@ -102,6 +113,9 @@ func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactL
 		}
 		if len(secs) == room {
 			limitHit = true
+		}
+		if len(secs) == 0 && ref.Explicit() {
+			missing = append(missing, ref.Raw)
 		}
 		// Per document, only the most likely kind of section counts: "clause
 		// 4" is clause 4 where a document has one, else its Section 4.
@@ -122,10 +136,7 @@ func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactL
 		}
 	}
 	var out []Section
-	for i, s := range found {
-		if i == MaxExactResults {
-			break
-		}
+	for _, s := range found {
 		text, cut := cutAtWord(s.Text, ExactTextLimit)
 		lineEnd := s.LineStart + strings.Count(strings.TrimRight(text, "\n"), "\n")
 		if !cut {
@@ -136,7 +147,8 @@ func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactL
 			SectionStart: s.Start, SectionEnd: s.End, ClausePath: s.ClausePath,
 			Key: s.Key, Reference: which[s.ID].Raw, Text: text, Cut: cut})
 	}
-	lk := ExactLookup{References: raws, LookedUp: len(lookup), Found: len(found), LimitHit: limitHit}
+	lk := ExactLookup{References: raws, LookedUp: len(lookup), Found: len(found), LimitHit: limitHit,
+		Limit: min(MaxExactResults, max(r.q.TopK, 0)), Missing: missing}
 	for _, ref := range skipped {
 		lk.Skipped = append(lk.Skipped, ref.Raw)
 	}
@@ -168,9 +180,11 @@ func cutAtWord(s string, limit int) (string, bool) {
 	return strings.TrimRight(s[:cut], " \t\n"), true
 }
 
-// dropInsideExact removes the chunks that lie inside an exact section
-// already returned, so the same text does not come back twice.
-func dropInsideExact(ctx context.Context, st Corpus, cands []*Candidate, exact []Section) []*Candidate {
+// dropOverlappingExact removes the chunks that hold the same text as an
+// exact section already returned: a chunk inside the section, one that
+// contains it, or one that mostly overlaps it, so the same text does not
+// come back twice.
+func dropOverlappingExact(ctx context.Context, st Corpus, cands []*Candidate, exact []Section) []*Candidate {
 	if len(exact) == 0 || len(cands) == 0 {
 		return cands
 	}
@@ -185,16 +199,46 @@ func dropInsideExact(ctx context.Context, st Corpus, cands []*Candidate, exact [
 	var out []*Candidate
 	for _, c := range cands {
 		h, ok := hits[c.ChunkID]
-		inside := false
+		dup := false
 		for _, e := range exact {
-			if ok && h.DocumentID == e.DocumentID && h.Start >= e.SectionStart && h.End <= e.SectionEnd {
-				inside = true
+			if ok && h.DocumentID == e.DocumentID && sameText(h.Start, h.End, e.Start, e.End) {
+				dup = true
 				break
 			}
 		}
-		if !inside {
+		if !dup {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// sameText reports whether the spans [aStart, aEnd) and [bStart, bEnd) hold
+// mostly the same text: one contains the other, or their overlap is at
+// least half of the shorter one.
+func sameText(aStart, aEnd, bStart, bEnd int) bool {
+	o := min(aEnd, bEnd) - max(aStart, bStart)
+	if o <= 0 {
+		return false
+	}
+	return 2*o >= min(aEnd-aStart, bEnd-bStart)
+}
+
+// notReturned counts the matching sections in rest (found but not kept as
+// exact results) whose text did not come back in an ordinary result either.
+func notReturned(rest []Section, cands []Candidate) int {
+	n := 0
+	for _, s := range rest {
+		back := false
+		for _, c := range cands {
+			if c.DocumentID == s.DocumentID && sameText(c.Start, c.End, s.SectionStart, s.SectionEnd) {
+				back = true
+				break
+			}
+		}
+		if !back {
+			n++
+		}
+	}
+	return n
 }

@@ -332,7 +332,13 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	if err != nil {
 		return nil, storeErr("look up the sections the query names", err)
 	}
-	out.Exact = lookup
+	// Exact sections come first but never push the result count over
+	// top_k; the rest are counted in the note unless their text comes
+	// back as an ordinary result.
+	var rest []Section
+	if len(exact) > lookup.Limit {
+		exact, rest = exact[:lookup.Limit], exact[lookup.Limit:]
+	}
 
 	// The vector channel (embedding the query, then the HNSW scan) runs
 	// while the lexical channel runs: they use different connections.
@@ -406,8 +412,8 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	out.SimilarityAvailable = qv != nil && vo.ran
 
 	cands := fuse(lex.Hits, vec, lex.Terms, params)
-	cands = dropInsideExact(ctx, st, cands, exact)
-	top := applyKeywordSlots(cands, lex.Hits, q.TopK, params.KeywordSlots, vo.ran)
+	cands = dropOverlappingExact(ctx, st, cands, exact)
+	top := applyKeywordSlots(cands, lex.Hits, max(q.TopK-len(exact), 0), params.KeywordSlots, vo.ran)
 
 	want := make([]int64, len(top))
 	for i, c := range top {
@@ -459,6 +465,8 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 		c.Similarity = sims[c.ChunkID]
 		out.Candidates = append(out.Candidates, *c)
 	}
+	lookup.NotReturned = notReturned(rest, out.Candidates)
+	out.Exact = lookup
 	return out, nil
 }
 

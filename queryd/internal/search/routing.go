@@ -22,7 +22,7 @@ func (st *state) routed(ctx context.Context, all []store.Layer) (*Response, erro
 	if err != nil {
 		return nil, err
 	}
-	reason := route.Fallback(route.Outcome{Found: o.nonExactCount, Wanted: st.req.TopK,
+	reason := route.Fallback(route.Outcome{Found: len(o.resp.Results), Wanted: st.req.TopK,
 		Low: o.resp.Confidence == "low", Judged: o.simAvailable})
 	if reason == "" {
 		if o.resp.Explain != nil {

@@ -62,7 +62,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, d *route.Decisi
 		Basis: "similarity"}
 	ex := &Explain{KeywordSlots: params.KeywordSlots, References: out.Exact.References}
 	var degraded, notes []string
-	if n := exactNote(out, len(req.Layers) == 0); n != "" {
+	if n := exactNote(out, len(req.Layers) == 0, len(req.MetadataFilter) > 0); n != "" {
 		notes = append(notes, n)
 	}
 	if out.LexicalRan {
@@ -131,9 +131,10 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, d *route.Decisi
 	judge(resp, params, out.SimilarityAvailable)
 
 	nonExact := len(resp.Results) - len(out.Sections)
-	if len(req.MetadataFilter) > 0 && nonExact < req.TopK {
+	// Exact sections count: they matched the filter too.
+	if len(req.MetadataFilter) > 0 && len(resp.Results) < req.TopK {
 		notes = append(notes, fmt.Sprintf("Only %d passages match metadata_filter %s; the filter was not relaxed to fill top_k %d.",
-			nonExact, describeFilter(req.MetadataFilter), req.TopK))
+			len(resp.Results), describeFilter(req.MetadataFilter), req.TopK))
 	}
 	resp.Note = strings.Join(notes, " ")
 	if len(degraded) > 0 {
@@ -176,15 +177,23 @@ func describePath(p retrieve.LexicalPath) string {
 
 // exactNote is the note on the exact sections: more matched than are
 // returned, references not looked up, sections cut.
-func exactNote(out *retrieve.Outcome, noLayersNamed bool) string {
+func exactNote(out *retrieve.Outcome, noLayersNamed, filtered bool) string {
 	lk := out.Exact
 	var notes []string
-	if extra := lk.Found - len(out.Sections); extra > 0 || lk.LimitHit {
+	for _, m := range lk.Missing {
+		if filtered {
+			notes = append(notes, fmt.Sprintf("The query names %s, but no section of that number that matches metadata_filter is in the searched layers.", m))
+		} else {
+			notes = append(notes, fmt.Sprintf("The query names %s, but no section of that number is in the searched layers.", m))
+		}
+	}
+	// Sections whose text came back as ordinary results are not counted.
+	if extra := lk.NotReturned; extra > 0 || lk.LimitHit {
 		switch {
 		case lk.LimitHit && extra > 0:
-			notes = append(notes, fmt.Sprintf("At least %d more sections match the references and were not returned (at most %d are).", extra, retrieve.MaxExactResults))
+			notes = append(notes, fmt.Sprintf("At least %d more sections match the references and were not returned (at most %d are).", extra, lk.Limit))
 		case extra > 0:
-			notes = append(notes, fmt.Sprintf("%d more sections match the references and were not returned (at most %d are).", extra, retrieve.MaxExactResults))
+			notes = append(notes, fmt.Sprintf("%d more sections match the references and were not returned (at most %d are).", extra, lk.Limit))
 		default:
 			notes = append(notes, fmt.Sprintf("More sections may match: the lookup stopped at %d candidate sections.", retrieve.MaxCandidates))
 		}

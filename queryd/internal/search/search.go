@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stratakb/stratakb/embed"
+	"github.com/stratakb/stratakb/internal/config"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/route"
@@ -181,15 +182,7 @@ func DefaultOptions() Options {
 // KeywordSlotsFromEnv reads HYBRID_KEYWORD_SLOTS (default 1, 0 turns the
 // slots off); the error names the variable.
 func KeywordSlotsFromEnv(getenv func(string) string) (int, error) {
-	v := strings.TrimSpace(getenv("HYBRID_KEYWORD_SLOTS"))
-	if v == "" {
-		return DefaultKeywordSlots, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > MaxTopK {
-		return 0, fmt.Errorf("HYBRID_KEYWORD_SLOTS: must be a whole number from 0 to %d, got %q", MaxTopK, v)
-	}
-	return n, nil
+	return config.Int(getenv, "HYBRID_KEYWORD_SLOTS", DefaultKeywordSlots, 0, MaxTopK)
 }
 
 // Searcher answers strata_search. It is safe for concurrent use.

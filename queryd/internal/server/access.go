@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/stratakb/stratakb/internal/config"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 )
 
@@ -134,11 +135,11 @@ func ParseTokens(source, text string) (*Tokens, error) {
 // LoadTokens reads QUERYD_TOKENS and the file QUERYD_TOKEN_FILE names; both
 // may be set, and their tokens add up.
 func LoadTokens(getenv func(string) string) (*Tokens, error) {
-	t, err := ParseTokens("QUERYD_TOKENS", getenv("QUERYD_TOKENS"))
+	t, err := ParseTokens("QUERYD_TOKENS", config.Secret(getenv, "QUERYD_TOKENS"))
 	if err != nil {
 		return nil, err
 	}
-	if p := getenv("QUERYD_TOKEN_FILE"); p != "" {
+	if p := config.String(getenv, "QUERYD_TOKEN_FILE", ""); p != "" {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return nil, fmt.Errorf("QUERYD_TOKEN_FILE: %w", err)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -59,76 +60,77 @@ func DefaultConfig() Config {
 	}
 }
 
+// Bounds of the serving variables, checked when they are read.
+const (
+	minTimeout = 100 * time.Millisecond
+	maxTimeout = time.Hour
+)
+
 // LoadConfig reads the serving configuration from the environment on top of
-// the defaults; errors name the variable.
+// the defaults and validates it; errors name the variable, and all of them
+// are reported.
 func LoadConfig(getenv func(string) string) (Config, error) {
 	c := DefaultConfig()
-	var err error
-	if v := getenv("QUERYD_ADDR"); v != "" {
-		c.Addr = v
+	r := config.NewReader(getenv)
+	r.String("QUERYD_ADDR", &c.Addr)
+	tokens, err := LoadTokens(getenv)
+	r.Add(err)
+	if err == nil {
+		c.Tokens = tokens
 	}
-	if c.Tokens, err = LoadTokens(getenv); err != nil {
-		return c, err
+	for _, o := range config.List(getenv, "QUERYD_ALLOWED_ORIGINS") {
+		c.AllowedOrigins = append(c.AllowedOrigins, strings.TrimSuffix(o, "/"))
 	}
-	for _, o := range strings.Split(getenv("QUERYD_ALLOWED_ORIGINS"), ",") {
-		if o = strings.TrimSpace(o); o != "" {
-			c.AllowedOrigins = append(c.AllowedOrigins, strings.TrimSuffix(o, "/"))
-		}
-	}
-	n, err := config.Int(getenv, "QUERYD_MAX_REQUEST_BYTES", int(c.MaxRequestBytes), 1024, 64<<20)
-	if err != nil {
-		return c, err
-	}
+	n := int(c.MaxRequestBytes)
+	r.Int("QUERYD_MAX_REQUEST_BYTES", &n, 1024, 64<<20)
 	c.MaxRequestBytes = int64(n)
-	if c.MaxConcurrent, err = config.Int(getenv, "QUERYD_MAX_CONCURRENT_SEARCHES", c.MaxConcurrent, 1, 1024); err != nil {
-		return c, err
-	}
-	if c.MaxConnsPerClient, err = config.Int(getenv, "QUERYD_MAX_CONNS_PER_CLIENT", c.MaxConnsPerClient, 0, 1<<20); err != nil {
-		return c, err
-	}
-	for _, d := range []struct {
-		name string
-		dst  *time.Duration
-	}{
-		{"QUERYD_REQUEST_TIMEOUT", &c.RequestTimeout},
-		{"QUERYD_QUEUE_WAIT", &c.QueueWait},
-		{"QUERYD_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout},
-		{"QUERYD_READ_TIMEOUT", &c.ReadTimeout},
-	} {
-		if v := getenv(d.name); v != "" {
-			if *d.dst, err = time.ParseDuration(v); err != nil || *d.dst < 0 {
-				return c, fmt.Errorf("%s: %q is not a duration such as 30s or 500ms", d.name, v)
-			}
-		}
-	}
-	if c.RawQueries, err = config.Bool(getenv, "LEARNING_STORE_RAW_QUERIES", false); err != nil {
+	r.Int("QUERYD_MAX_CONCURRENT_SEARCHES", &c.MaxConcurrent, 1, 1024)
+	r.Int("QUERYD_MAX_CONNS_PER_CLIENT", &c.MaxConnsPerClient, 0, 1<<20)
+	r.Duration("QUERYD_REQUEST_TIMEOUT", &c.RequestTimeout, minTimeout, maxTimeout)
+	r.Duration("QUERYD_QUEUE_WAIT", &c.QueueWait, 0, 10*time.Minute)
+	r.Duration("QUERYD_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 0, 10*time.Minute)
+	r.Duration("QUERYD_READ_TIMEOUT", &c.ReadTimeout, minTimeout, maxTimeout)
+	r.Bool("LEARNING_STORE_RAW_QUERIES", &c.RawQueries)
+	if err := r.Err(); err != nil {
 		return c, err
 	}
 	return c, c.Validate()
 }
 
-// Validate checks the configuration; errors name the variable.
+// Validate checks the configuration and reports every problem, each naming
+// its variable.
 func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if _, _, err := net.SplitHostPort(c.Addr); err != nil {
-		return fmt.Errorf("QUERYD_ADDR: %q is not host:port: %v", c.Addr, err)
+		bad("QUERYD_ADDR: %q is not host:port: %v", c.Addr, err)
 	}
 	for _, o := range c.AllowedOrigins {
 		u, err := url.Parse(o)
 		if err != nil || u.Scheme == "" || u.Host == "" || u.Path != "" {
-			return fmt.Errorf("QUERYD_ALLOWED_ORIGINS: %q is not an origin such as https://app.example.com", o)
+			bad("QUERYD_ALLOWED_ORIGINS: %q is not an origin such as https://app.example.com", o)
 		}
 	}
+	if c.MaxRequestBytes < 1 {
+		bad("QUERYD_MAX_REQUEST_BYTES: must be positive")
+	}
 	if c.RequestTimeout <= 0 {
-		return fmt.Errorf("QUERYD_REQUEST_TIMEOUT: must be positive")
+		bad("QUERYD_REQUEST_TIMEOUT: must be positive")
 	}
 	if c.MaxConcurrent < 1 {
-		return fmt.Errorf("QUERYD_MAX_CONCURRENT_SEARCHES: must be at least 1")
+		bad("QUERYD_MAX_CONCURRENT_SEARCHES: must be at least 1")
+	}
+	if c.QueueWait < 0 {
+		bad("QUERYD_QUEUE_WAIT: must be 0 or more")
+	}
+	if c.ShutdownTimeout < 0 {
+		bad("QUERYD_SHUTDOWN_TIMEOUT: must be 0 or more")
 	}
 	if c.ReadTimeout <= 0 {
-		return fmt.Errorf("QUERYD_READ_TIMEOUT: must be positive")
+		bad("QUERYD_READ_TIMEOUT: must be positive")
 	}
 	if c.MaxConnsPerClient < 0 {
-		return fmt.Errorf("QUERYD_MAX_CONNS_PER_CLIENT: must be 0 (no bound) or more")
+		bad("QUERYD_MAX_CONNS_PER_CLIENT: must be 0 (no bound) or more")
 	}
-	return nil
+	return errors.Join(errs...)
 }
