@@ -22,8 +22,9 @@ const (
 	RewriteNone        = "none"              // questions are searched as written
 )
 
-// RerankLocal is RERANKING_MODEL's default: the cross-encoder bundled with
-// StrataKB, run on this machine.
+// RerankLocal is RERANKING_MODEL's default: the offline reranker (package
+// lrank), a logistic regression run in process. It is not a cross-encoder;
+// docs/providers.md says how to point RERANKING_* at one.
 const RerankLocal = "local"
 
 // Defaults and bounds of the phase-two settings.
