@@ -213,8 +213,9 @@ type askResult struct {
 		Type, Text string
 	}
 	StructuredContent struct {
-		Status, AnswerStatus, Mode, Basis string
-		Passages                          []struct {
+		Status, Mode, Basis string
+		AnswerStatus        string `json:"answer_status"`
+		Passages            []struct {
 			ID, Ref, Text string
 			Citation      struct{ File, Lines, Layer string }
 		}
@@ -347,7 +348,7 @@ func (e *env) check(t *testing.T, s session) {
 		t.Fatalf("prompt messages %+v", s.Prompt.Messages)
 	}
 	p := s.Prompt.Messages[0].Content.Text
-	if !strings.Contains(p, query) || !strings.Contains(p, `["handbook","other"]`) || !strings.Contains(p, "1. Call strata_search") {
+	if !strings.Contains(p, query) || !strings.Contains(p, `["handbook","other"]`) || !strings.Contains(p, "1. Call strata_ask") {
 		t.Errorf("prompt text:\n%s", p)
 	}
 }

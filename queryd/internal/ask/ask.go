@@ -256,6 +256,10 @@ func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request
 	return p, nil
 }
 
+// basisNone is the basis when passages can be judged neither by a
+// reranker nor by similarity.
+const basisNone = "none"
+
 // judge sets the pass's basis, marks and best score.
 func (a *Asker) judge(p *pass) {
 	if p.rerank != nil {
@@ -269,6 +273,12 @@ func (a *Asker) judge(p *pass) {
 		return
 	}
 	p.basis, p.high, p.med = "similarity", p.first.Params.ConfidenceHigh, p.first.Params.ConfidenceMedium
+	if !p.first.SimilarityAvailable {
+		// No reranker and no query vector: nothing to judge the passages
+		// by (see respond).
+		p.basis = basisNone
+		return
+	}
 	for _, c := range p.candidates {
 		p.best = math.Max(p.best, c.Similarity)
 		if c.Similarity >= p.med {
@@ -375,6 +385,11 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 		status = Found
 	case len(keep) == 0:
 		status = NotFound
+	case p.basis == basisNone:
+		// Passages came back but nothing can say how well they match: not
+		// found would hide them, found would claim too much.
+		status = PartlyFound
+		resp.Warning = "How well these passages answer the question could not be judged: there is no reranker and no query vector, so they are ranked by their words only. Read them before relying on them."
 	default:
 		for _, i := range keep {
 			best = math.Max(best, scoreOf(p, cands, scores, i))

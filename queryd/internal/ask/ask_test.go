@@ -166,6 +166,7 @@ func TestAsk(t *testing.T) {
 		"RerankerDownKeepsFusionOrder": testAskRerankerDownKeepsFusionOrder,
 		"VariantsAreMerged":            testAskVariantsAreMerged,
 		"Arguments":                    testAskArguments,
+		"WithoutAnyBasis":              testAskWithoutAnyBasis,
 		"ScrubsRecordedQuestions":      testAskScrubsRecordedQuestions,
 	} {
 		t.Run(name, fn)
@@ -451,5 +452,14 @@ func testAskScrubsRecordedQuestions(t *testing.T) {
 	ask(t, raw.asker, Request{Question: q, Layers: []string{"rules"}})
 	if raw.rec.got[0].Question != q {
 		t.Errorf("LEARNING_STORE_RAW_QUERIES: recorded %q", raw.rec.got[0].Question)
+	}
+}
+
+func testAskWithoutAnyBasis(t *testing.T) {
+	f := newAsker(t, nil)
+	a := New(Options{Engine: retrieve.New(f.st, retrieve.Options{}), Docs: f.st})
+	r := ask(t, a, Request{Question: "When is payment due after the invoice?", Layers: []string{"contracts"}, ResponseFormat: FormatDetailed})
+	if r.AnswerStatus != string(PartlyFound) || r.Warning == "" || r.Basis != basisNone || len(r.Passages) == 0 {
+		t.Errorf("no reranker, no vectors: status %s basis %s warning %q, %d passages", r.AnswerStatus, r.Basis, r.Warning, len(r.Passages))
 	}
 }
