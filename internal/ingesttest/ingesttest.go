@@ -97,7 +97,7 @@ func Ingest(t testing.TB, pool *pgxpool.Pool, layer jobs.Layer, opt Options) job
 		if err != nil {
 			t.Fatalf("ingesttest: %v", err)
 		}
-		active, err := jobs.ActiveEmbedJobs(ctx, pool, l.ID)
+		active, err := jobs.ActiveEmbedJobs(ctx, client, pool, l.ID)
 		if err != nil {
 			t.Fatalf("ingesttest: %v", err)
 		}
