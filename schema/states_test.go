@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stratakb/stratakb/internal/dbtest"
@@ -38,15 +39,8 @@ func checkDefs(t *testing.T, pool *pgxpool.Pool, table, column string) []string 
 	if err != nil {
 		t.Fatal(err)
 	}
-	var defs []string
-	for rows.Next() {
-		var d string
-		if err := rows.Scan(&d); err != nil {
-			t.Fatal(err)
-		}
-		defs = append(defs, d)
-	}
-	if err := rows.Err(); err != nil {
+	defs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(defs) != 1 {
