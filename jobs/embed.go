@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/stratakb/stratakb/embed"
@@ -68,8 +69,19 @@ type EmbedArgs struct {
 // Kind is the River job kind.
 func (EmbedArgs) Kind() string { return "embed_chunks" }
 
-// InsertOpts: an unreachable provider is retried with River's back-off.
-func (EmbedArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 10} }
+// InsertOpts: an unreachable provider is retried with River's back-off. A
+// sweep of the layer (DocumentID 0) is a River unique job: a second sweep of
+// the same layer and model is not queued while one is waiting or running,
+// since the first one embeds everything the second would. Its completion
+// (completeSweep) makes sure that no chunk is left behind by a sweep that
+// was skipped so. A document's job is never skipped: see Work.
+func (a EmbedArgs) InsertOpts() river.InsertOpts {
+	opts := river.InsertOpts{MaxAttempts: 10}
+	if a.DocumentID == 0 {
+		opts.UniqueOpts = river.UniqueOpts{ByArgs: true, ByState: activeJobStates()}
+	}
+	return opts
+}
 
 // EmbedWorker runs EmbedArgs jobs.
 type EmbedWorker struct {
@@ -112,12 +124,13 @@ func (w *EmbedWorker) Work(ctx context.Context, job *river.Job[EmbedArgs]) error
 	// lock is a session lock: it goes with the connection when a process
 	// dies, and the holder lets go after embedBudget.
 	//
-	// River's unique jobs cannot do this: a unique job's states must include
-	// running, so a document's job inserted while the layer's job runs (its
-	// chunks committed after that job's last look for pending chunks) would
-	// be dropped as a duplicate and its chunks left without vectors until
-	// the next sweep. Waiting keeps every job; the waiter holds this
-	// connection meanwhile (ingestd sizes its pool for it).
+	// River's unique jobs cannot do this for documents' jobs: a unique
+	// job's states must include running, so a document's job inserted in
+	// the transaction that stores its chunks, while the layer's job runs
+	// past its last look for pending chunks, would be dropped as a
+	// duplicate and the chunks left without vectors until the next sweep.
+	// Waiting keeps every job; the waiter holds this connection meanwhile
+	// (ingestd sizes its pool for it).
 	conn, err := w.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("embed layer %d: %w", a.LayerID, err)
@@ -130,25 +143,70 @@ func (w *EmbedWorker) Work(ctx context.Context, job *river.Job[EmbedArgs]) error
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lock) //nolint:errcheck
 	start := time.Now()
 	for {
-		if time.Since(start) > embedBudget {
-			// More to do than one job should take: run again at once.
-			return river.JobSnooze(0)
-		}
-		n, err := w.embedBatch(ctx, a, mi)
-		if err != nil {
-			if errors.Is(err, embed.ErrPermanent) {
-				return river.JobCancel(err)
+		for {
+			if time.Since(start) > embedBudget {
+				// More to do than one job should take: run again at once.
+				return river.JobSnooze(0)
 			}
+			n, err := w.embedBatch(ctx, a, mi)
+			if err != nil {
+				if errors.Is(err, embed.ErrPermanent) {
+					return river.JobCancel(err)
+				}
+				return err
+			}
+			if n == 0 {
+				break
+			}
+		}
+		if err := markComplete(ctx, w.pool, a.LayerID, mi.Name); err != nil {
 			return err
 		}
-		if n == 0 {
-			break
+		if err := EnsureVectorIndex(ctx, w.pool, mi); err != nil {
+			return err
+		}
+		if a.DocumentID != 0 {
+			return nil
+		}
+		more, err := w.completeSweep(ctx, job)
+		if err != nil || !more {
+			return err
 		}
 	}
-	if err := markComplete(ctx, w.pool, a.LayerID, mi.Name); err != nil {
-		return err
+}
+
+// errMorePending rolls back a sweep's completion.
+var errMorePending = errors.New("chunks still pending")
+
+// completeSweep completes a sweep in a transaction that first marks the job
+// completed and then looks once more for chunks of the layer without a
+// vector; when there are some, it rolls back and reports more. A sweep
+// inserted meanwhile was skipped as a duplicate only if it came before the
+// completion, so its chunks (counted before it was inserted) are seen here;
+// one inserted after the completion waits for this transaction and is
+// queued when it commits.
+func (w *EmbedWorker) completeSweep(ctx context.Context, job *river.Job[EmbedArgs]) (more bool, err error) {
+	a := job.Args
+	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM strata.chunks c WHERE c.layer_id = $1 AND `+
+			LacksVector("$2")+`)`, a.LayerID, a.Model).Scan(&more); err != nil {
+			return err
+		}
+		if more {
+			return errMorePending
+		}
+		return nil
+	})
+	if errors.Is(err, errMorePending) {
+		return true, nil
 	}
-	return EnsureVectorIndex(ctx, w.pool, mi)
+	if err != nil {
+		return false, fmt.Errorf("complete the sweep of layer %d: %w", a.LayerID, err)
+	}
+	return false, nil
 }
 
 // embedBatch embeds one batch of pending texts and returns how many it did.
@@ -301,8 +359,9 @@ func PendingVectors(ctx context.Context, q pgxQuerier, model string) (map[int64]
 	return out, nil
 }
 
-// EnqueuePending enqueues one embed job per layer that has chunks without a
-// vector of model, and returns how many it enqueued.
+// EnqueuePending queues a sweep of each layer that has chunks without a
+// vector of model (a layer whose sweep is already queued or running keeps
+// that one), and returns how many layers it queued sweeps for.
 func EnqueuePending(ctx context.Context, pool *pgxpool.Pool, client *river.Client[pgx.Tx], model string) (int, error) {
 	pending, err := PendingVectors(ctx, pool, model)
 	if err != nil {

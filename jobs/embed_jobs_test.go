@@ -143,3 +143,48 @@ func TestVectorIndexBuildsWhileAnotherModelsBuilds(t *testing.T) {
 		t.Errorf("index predicate %s, want %s", pred, want)
 	}
 }
+
+// TestSweepIsUniquePerLayer: a second sweep of a layer and model is not
+// queued while the first waits; documents' jobs and other models' sweeps
+// are; once the sweep has finished a new one is queued again.
+func TestSweepIsUniquePerLayer(t *testing.T) {
+	ctx := context.Background()
+	pool := migratedPool(t)
+	client, err := NewClient(pool, ClientConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := UpsertLayer(ctx, pool, Layer{Name: "u", Root: t.TempDir(), AnswerMode: "grounded", ChunkSize: 800})
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipped := func(args EmbedArgs) bool {
+		t.Helper()
+		res, err := client.Insert(ctx, args, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.UniqueSkippedAsDuplicate
+	}
+	sweep := EmbedArgs{LayerID: l.ID, Model: "m"}
+	if skipped(sweep) {
+		t.Fatal("the first sweep was skipped")
+	}
+	if !skipped(sweep) {
+		t.Error("a second sweep of the layer was queued beside the first")
+	}
+	if skipped(EmbedArgs{LayerID: l.ID, Model: "other"}) {
+		t.Error("a sweep for another model was skipped")
+	}
+	doc := EmbedArgs{LayerID: l.ID, DocumentID: 7, Model: "m"}
+	if skipped(doc) || skipped(doc) {
+		t.Error("a document's embed job was skipped as a duplicate")
+	}
+	if _, err := pool.Exec(ctx, `UPDATE river.river_job SET state = 'completed', finalized_at = now()
+		WHERE kind = 'embed_chunks' AND args->>'model' = 'm' AND NOT args ? 'document_id'`); err != nil {
+		t.Fatal(err)
+	}
+	if skipped(sweep) {
+		t.Error("a sweep after the first one finished was skipped")
+	}
+}
