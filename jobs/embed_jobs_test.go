@@ -4,23 +4,35 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/schema"
 )
 
-// TestActiveEmbedJobs: the count is the layer's embed jobs still to run or
-// running, less those running on a worker that is gone.
-func TestActiveEmbedJobs(t *testing.T) {
-	ctx := context.Background()
+// insertOnly returns a migrated database, an insert-only River client on
+// it and a layer of the given name.
+func insertOnly(t *testing.T, layer string) (*pgxpool.Pool, *river.Client[pgx.Tx], Layer) {
+	t.Helper()
 	pool := migratedPool(t)
 	client, err := NewClient(pool, ClientConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := UpsertLayer(ctx, pool, Layer{Name: "e", Root: t.TempDir(), AnswerMode: "grounded", ChunkSize: 800})
+	l, err := UpsertLayer(context.Background(), pool, Layer{Name: layer, Root: t.TempDir(), AnswerMode: "grounded", ChunkSize: 800})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pool, client, l
+}
+
+// TestActiveEmbedJobs: the count is the layer's embed jobs still to run or
+// running, less those running on a worker that is gone.
+func TestActiveEmbedJobs(t *testing.T) {
+	ctx := context.Background()
+	pool, client, l := insertOnly(t, "e")
 	other, err := UpsertLayer(ctx, pool, Layer{Name: "o", Root: t.TempDir(), AnswerMode: "grounded", ChunkSize: 800})
 	if err != nil {
 		t.Fatal(err)
@@ -149,15 +161,7 @@ func TestVectorIndexBuildsWhileAnotherModelsBuilds(t *testing.T) {
 // are; once the sweep has finished a new one is queued again.
 func TestSweepIsUniquePerLayer(t *testing.T) {
 	ctx := context.Background()
-	pool := migratedPool(t)
-	client, err := NewClient(pool, ClientConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := UpsertLayer(ctx, pool, Layer{Name: "u", Root: t.TempDir(), AnswerMode: "grounded", ChunkSize: 800})
-	if err != nil {
-		t.Fatal(err)
-	}
+	pool, client, l := insertOnly(t, "u")
 	skipped := func(args EmbedArgs) bool {
 		t.Helper()
 		res, err := client.Insert(ctx, args, nil)
