@@ -149,7 +149,9 @@ func loopbackOnly(network, address string, c syscall.RawConn) error {
 
 func sleepCtx(ctx context.Context, d time.Duration) error { return provider.Sleep(ctx, d) }
 
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) { return provider.RetryAfter(h, now) }
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	return provider.RetryAfter(h, now)
+}
 
 func parseErrorBody(raw []byte) (msg, typ, code string) { return provider.ParseErrorBody(raw) }
 
