@@ -197,11 +197,16 @@ func newRewriter(cfg Config, logger *slog.Logger, edit func(*provider.Config)) (
 		return nil, nil
 	case ProviderMCPSampling:
 		return nil, errors.New("query rewrite: mcp_sampling is built per MCP session with rewrite.NewSampling")
-	case ProviderAnthropic:
-		return newAnthropic(cfg, logger, edit)
-	default:
-		return newOpenAI(cfg, logger, edit)
 	}
+	build := newOpenAI
+	if cfg.Provider == ProviderAnthropic {
+		build = newAnthropic
+	}
+	r, err := build(cfg, logger, edit)
+	if err != nil {
+		return nil, err // not a nil *httpRewriter in a non-nil Rewriter
+	}
+	return r, nil
 }
 
 // clientConfig is the shared client's configuration for cfg.

@@ -311,7 +311,10 @@ func TestRepliesAndFailures(t *testing.T) {
 func TestLocalOnly(t *testing.T) {
 	c := wires[1].config("http://203.0.113.5:8000")
 	c.LocalOnly = true
-	_, err := New(c, nil)
+	r0, err := New(c, nil)
+	if r0 != nil {
+		t.Errorf("New returned a Rewriter (%#v) with its error; a caller checking r != nil would use it", r0)
+	}
 	if err == nil || !strings.Contains(err.Error(), "STRATA_LOCAL_ONLY") || !strings.Contains(err.Error(), "QUERY_REWRITE_BASE_URL") {
 		t.Errorf("a remote openai_compatible endpoint under STRATA_LOCAL_ONLY: err = %v, want a refusal naming both variables", err)
 	}
