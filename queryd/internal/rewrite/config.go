@@ -30,8 +30,9 @@ const (
 // Defaults.
 const (
 	// DefaultAnthropicModel is the model asked when QUERY_REWRITE_MODEL is
-	// unset: a small, fast Claude model, which is all a rewrite needs.
-	DefaultAnthropicModel = "claude-haiku-4-5"
+	// unset: Anthropic's small, fast model (Claude Haiku 5.5, released
+	// October 2026), which is all a rewrite needs.
+	DefaultAnthropicModel = "claude-haiku-5-5"
 	// DefaultAnthropicBaseURL is where the Messages API lives.
 	DefaultAnthropicBaseURL = "https://api.anthropic.com"
 	// AnthropicVersion is the anthropic-version header the request's

@@ -66,13 +66,26 @@ func endpointURL(base, path string) (*url.URL, error) {
 	return u, nil
 }
 
+// anthropicRequest is a Messages API request. It sets no sampling
+// parameter (temperature, top_p, top_k): recent models refuse any but their
+// defaults.
 type anthropicRequest struct {
-	Model       string             `json:"model"`
-	MaxTokens   int                `json:"max_tokens"`
-	System      string             `json:"system"`
-	Messages    []anthropicMessage `json:"messages"`
-	Temperature float64            `json:"temperature"`
+	Model     string             `json:"model"`
+	MaxTokens int                `json:"max_tokens"`
+	System    string             `json:"system"`
+	Messages  []anthropicMessage `json:"messages"`
+	Thinking  *anthropicThinking `json:"thinking,omitempty"`
 }
+
+type anthropicThinking struct {
+	Type string `json:"type"`
+}
+
+// thinkingOff says whether to turn the model's thinking off. A rewrite needs
+// none, and on the query path it only adds latency and tokens; Haiku models
+// accept {"type": "disabled"}, while some larger ones cannot think less and
+// would refuse the request, so those are left to their default.
+func thinkingOff(model string) bool { return strings.HasPrefix(model, "claude-haiku-") }
 
 type anthropicMessage struct {
 	Role    string `json:"role"`
@@ -115,16 +128,21 @@ func newAnthropic(cfg Config, logger *slog.Logger, edit func(*provider.Config)) 
 	return &httpRewriter{
 		name: ProviderAnthropic + ":" + cfg.Model, pc: pc, url: u, header: h,
 		encode: func(system, user string) ([]byte, error) {
-			return json.Marshal(anthropicRequest{
+			req := anthropicRequest{
 				Model: cfg.Model, MaxTokens: cfg.MaxTokens, System: system,
 				Messages: []anthropicMessage{{Role: "user", Content: user}},
-			})
+			}
+			if thinkingOff(cfg.Model) {
+				req.Thinking = &anthropicThinking{Type: "disabled"}
+			}
+			return json.Marshal(req)
 		},
 		decode: func(body []byte) (string, error) {
 			var r anthropicResponse
 			if err := json.Unmarshal(body, &r); err != nil {
 				return "", fmt.Errorf("the answer is not a Messages API response: %w", err)
 			}
+			// Blocks are chosen by type: a reply may open with thinking.
 			var b strings.Builder
 			for _, c := range r.Content {
 				if c.Type == "text" {

@@ -55,7 +55,10 @@ var wires = []wire{
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(map[string]any{
 				"id": "msg_01", "type": "message", "role": "assistant", "model": DefaultAnthropicModel,
-				"content":     []map[string]any{{"type": "text", "text": text}},
+				"content": []map[string]any{
+					{"type": "thinking", "thinking": "", "signature": "sig"},
+					{"type": "text", "text": text},
+				},
 				"stop_reason": "end_turn", "usage": map[string]int{"input_tokens": 120, "output_tokens": 30},
 			})
 		},
@@ -178,6 +181,14 @@ func TestGoodReplyAndRequestFormat(t *testing.T) {
 				}
 				if req.Body["model"] != DefaultAnthropicModel || req.Body["system"] != SystemPrompt || req.Body["max_tokens"] == nil {
 					t.Errorf("body = %v, want the default model, the system prompt and max_tokens", req.Body)
+				}
+				if th, _ := req.Body["thinking"].(map[string]any); th["type"] != "disabled" {
+					t.Errorf("thinking = %v, want it turned off for a Haiku model", req.Body["thinking"])
+				}
+				for _, k := range []string{"temperature", "top_p", "top_k"} {
+					if _, has := req.Body[k]; has {
+						t.Errorf("the request sets %s, which recent Claude models refuse", k)
+					}
 				}
 				msgs, _ := req.Body["messages"].([]any)
 				if len(msgs) != 1 || msgs[0].(map[string]any)["role"] != "user" {
@@ -466,5 +477,20 @@ func TestUserPromptIsBounded(t *testing.T) {
 	p := UserPrompt(strings.Repeat("q", 10000), many)
 	if len(p) > maxLayersInPrompt*(maxDescriptionBytes+40)+maxQuestionBytes+200 || !strings.Contains(p, "and 70 more") {
 		t.Errorf("prompt of %d bytes for 100 long layers", len(p))
+	}
+}
+
+func TestAnthropicOtherModelKeepsItsThinking(t *testing.T) {
+	wr := wires[0]
+	r, f := start(t, wr, replying(wr, `["x"]`), func(c *Config) { c.Model = "claude-sonnet-5-5" })
+	if _, err := r.Rewrite(context.Background(), question, layers); err != nil {
+		t.Fatal(err)
+	}
+	body := f.requests()[0].Body
+	if _, has := body["thinking"]; has || body["model"] != "claude-sonnet-5-5" {
+		t.Errorf("body = %v, want QUERY_REWRITE_MODEL and no thinking setting for a model that may not turn it off", body)
+	}
+	if r.Name() != "anthropic:claude-sonnet-5-5" {
+		t.Errorf("Name() = %s", r.Name())
 	}
 }
