@@ -94,12 +94,14 @@ func DefaultConfig() Config {
 }
 
 // Validate reports every problem of the configuration, each naming its
-// environment variable.
+// environment variable. Without a provider there is nothing to check.
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	switch c.Provider {
-	case ProviderNone, ProviderMCPSampling:
+	case ProviderNone:
+		return nil // nothing is called, so nothing else matters
+	case ProviderMCPSampling:
 	case ProviderAnthropic:
 		if c.APIKey == "" {
 			bad("ANTHROPIC_API_KEY: required with QUERY_REWRITE_PROVIDER=%s", ProviderAnthropic)

@@ -51,7 +51,9 @@ func parseReply(name, text string) ([]string, error) {
 	list, ok := ParseList(text)
 	if !ok {
 		return nil, &Error{Kind: KindJSON, Provider: name,
-			Err: fmt.Errorf("no JSON list of strings in the reply (%d bytes, starting %q)", len(text), provider.Clip(text, 80))}
+			// The reply's text stays out of the message: it may repeat the
+			// question, which logs must not hold unscrubbed.
+			Err: fmt.Errorf("no JSON list of strings in the reply (%d bytes)", len(text))}
 	}
 	return list, nil
 }

@@ -353,7 +353,9 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.Provider, c.Model = ProviderOpenAI, "m" }, "QUERY_REWRITE_BASE_URL: required"},
 		{func(c *Config) { c.Provider, c.Model, c.BaseURL = ProviderOpenAI, "m", "http://127.0.0.1:11434" }, "must end in /v1"},
 		{func(c *Config) { c.Provider, c.Model, c.BaseURL = ProviderOpenAI, "m", "ftp://host/v1" }, "QUERY_REWRITE_BASE_URL"},
-		{func(c *Config) { c.Timeout = 0 }, "QUERY_REWRITE_TIMEOUT"},
+		{func(c *Config) {
+			c.Provider, c.Model, c.BaseURL, c.Timeout = ProviderOpenAI, "m", "http://127.0.0.1/v1", 0
+		}, "QUERY_REWRITE_TIMEOUT"},
 	} {
 		c := DefaultConfig()
 		tc.edit(&c)
@@ -368,6 +370,9 @@ func TestValidate(t *testing.T) {
 	}
 	if r, err := New(DefaultConfig(), nil); r != nil || err != nil {
 		t.Errorf("no provider: New = %v, %v; want nil, nil", r, err)
+	}
+	if err := (Config{}).Validate(); err != nil {
+		t.Errorf("a zero Config (no provider) does not validate: %v", err)
 	}
 	k := DefaultConfig()
 	k.Provider, k.APIKey = ProviderAnthropic, testKey
