@@ -499,3 +499,28 @@ func TestAnthropicOtherModelKeepsItsThinking(t *testing.T) {
 		t.Errorf("Name() = %s", r.Name())
 	}
 }
+
+// FuzzParseList: any reply is read without a panic, and a list it finds
+// reads back the same once written as JSON on its own.
+func FuzzParseList(f *testing.F) {
+	for _, s := range []string{`["a","b"]`, "```json\n[\"x\"]\n```", `[1,["a"]] ["b"]`, `["\"]"]`, `[[[[`, `]]]["`, `{"a":["b"]}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, reply string) {
+		list, ok := ParseList(reply)
+		if !ok {
+			if list != nil {
+				t.Fatalf("no list, yet %q", list)
+			}
+			return
+		}
+		raw, err := json.Marshal(list)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, ok := ParseList(string(raw))
+		if !ok || fmt.Sprintf("%q", again) != fmt.Sprintf("%q", list) {
+			t.Fatalf("%s read back as %q, %t", raw, again, ok)
+		}
+	})
+}
