@@ -45,6 +45,12 @@ var rules = []rule{
 	{module + "/queryd/internal/scrub", []string{qd}, nil, "scrub is a leaf"},
 	{module + "/queryd/internal/store", []string{qd}, []string{qd + "store", qd + "qerr"},
 		"store imports no other queryd package but qerr"},
+	{module + "/queryd/internal/rewrite", []string{qd + "server", qd + "app", qd + "store"}, nil,
+		"rewrite never imports server, app or store: it is bytes in, strings out"},
+	{module + "/queryd/internal/rerank", []string{qd + "server", qd + "app", qd + "store"}, nil,
+		"rerank never imports server, app or store: passages in, scores out"},
+	{module + "/internal/provider", []string{module + "/"}, nil,
+		"internal/provider is shared HTTP plumbing and imports nothing of the repository"},
 	{module + "/queryd/internal/toolargs", []string{qd + "server", qd + "app", qd + "search", qd + "store", "github.com/jackc/"},
 		nil, "toolargs is a leaf: the packages that define tools' arguments import it, never the other way"},
 }
@@ -122,6 +128,11 @@ func TestViolationsMatcher(t *testing.T) {
 		{module + "/queryd/internal/route", []string{qd + "store", qd + "qerr"}, false},
 		{module + "/queryd/internal/store", []string{qd + "search"}, true},
 		{module + "/queryd/internal/store", []string{qd + "qerr", module + "/schema"}, false},
+		{module + "/queryd/internal/rewrite", []string{qd + "store"}, true},
+		{module + "/queryd/internal/rerank", []string{qd + "server"}, true},
+		{module + "/queryd/internal/rerank", []string{module + "/internal/provider"}, false},
+		{module + "/internal/provider", []string{module + "/schema"}, true},
+		{module + "/internal/provider", []string{"net/http", "log/slog"}, false},
 	}
 	for _, c := range cases {
 		if got := len(violations(c.pkg, c.deps)) > 0; got != c.bad {

@@ -60,7 +60,7 @@ func maxWord(size int) int { return max(size, MaxWordBytes) }
 // 1,500 tokens, about 6,000 characters with each passage's id, ref and
 // citation, so about ten 500-byte passages fit: close to the default of 10
 // results, where 1,000-byte chunks would leave room for six or seven.
-const DefaultSize = 800
+const DefaultSize = schema.DefaultChunkSize
 
 // Options controls chunking.
 type Options struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stratakb/stratakb/internal/golden"
 	"github.com/stratakb/stratakb/schema"
 )
 
@@ -133,34 +134,8 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("read golden (run go test ./chunker -update to create it): %v", err)
 			}
 			if got != string(want) {
-				t.Errorf("chunks of %s differ from %s (go test ./chunker -update rewrites it after a deliberate change; bump Version too):\n%s", tc.name, path, lineDiff(string(want), got))
+				t.Errorf("chunks of %s differ from %s (go test ./chunker -update rewrites it after a deliberate change; bump Version too):\n%s", tc.name, path, golden.Diff(string(want), got))
 			}
 		})
 	}
-}
-
-// lineDiff shows the first lines where want and got differ, with context.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	i := 0
-	for i < len(w) && i < len(g) && w[i] == g[i] {
-		i++
-	}
-	// Trim the common tail.
-	ew, eg := len(w), len(g)
-	for ew > i && eg > i && w[ew-1] == g[eg-1] {
-		ew--
-		eg--
-	}
-	var b strings.Builder
-	for k := max(0, i-3); k < i; k++ {
-		fmt.Fprintf(&b, "  %s\n", w[k])
-	}
-	for k := i; k < ew && k < i+40; k++ {
-		fmt.Fprintf(&b, "- %s\n", w[k])
-	}
-	for k := i; k < eg && k < i+40; k++ {
-		fmt.Fprintf(&b, "+ %s\n", g[k])
-	}
-	return b.String()
 }

@@ -8,24 +8,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/stratakb/stratakb/internal/provider"
 )
 
 // Retry pacing of the OpenAI-compatible provider.
 const (
-	retryBase = 500 * time.Millisecond
-	retryCap  = 20 * time.Second
+	retryBase = provider.DefaultRetryBase
+	retryCap  = provider.DefaultRetryCap
 	// maxRetryWait is the longest the provider waits before a retry. A
 	// server asking for longer (Retry-After) gets the error back at once,
 	// carrying its RetryAfter, so a job can be rescheduled instead of
@@ -33,21 +33,16 @@ const (
 	maxRetryWait = 2 * time.Minute
 
 	maxResponseBytes = 512 << 20
-	maxErrorBytes    = 64 << 10
 )
 
 // Log attribute keys.
 const (
-	logKeyURL      = "url"
 	logKeyModel    = "model"
 	logKeyInputs   = "inputs"
-	logKeyBytes    = "bytes"
-	logKeyAttempt  = "attempt"
 	logKeyStatus   = "status"
-	logKeyWait     = "wait"
-	logKeyError    = "error"
 	logKeyTokens   = "tokens"
 	logKeyDuration = "duration"
+	logKeyURL      = "url"
 )
 
 // OpenAI embeds through an endpoint that speaks the OpenAI embeddings API
@@ -55,13 +50,15 @@ const (
 // splits work into requests of at most Config.BatchSize texts and
 // Config.MaxRequestChars bytes, retries 429, 408, 5xx and network failures
 // with exponential back-off and jitter (honouring Retry-After), checks the
-// count and size of the vectors, and L2-normalises them. It is safe for
-// concurrent use.
+// count and size of the vectors, and L2-normalises them. The HTTP side
+// (retries, timeouts, STRATA_LOCAL_ONLY, redaction) is internal/provider's.
+// It is safe for concurrent use.
 type OpenAI struct {
 	cfg    Config
 	ep     endpoint
 	name   string
-	client *http.Client
+	pc     *provider.Client
+	client *http.Client // pc's
 	logger *slog.Logger
 
 	mu   sync.Mutex
@@ -96,76 +93,67 @@ func NewOpenAI(cfg Config, logger *slog.Logger) (*OpenAI, error) {
 		// The same model shortened to other sizes makes other vectors.
 		name += "@" + strconv.Itoa(cfg.Dimensions)
 	}
-	return &OpenAI{
+	o := &OpenAI{
 		cfg:    cfg,
 		ep:     ep,
 		name:   name,
-		client: &http.Client{Transport: newTransport(ep, cfg.LocalOnly), CheckRedirect: noRedirects},
 		logger: logger,
 		dims:   cfg.Dimensions,
-		sleep:  sleepCtx,
+		sleep:  provider.Sleep,
 		now:    time.Now,
 		rand:   rand.Float64,
-	}, nil
-}
-
-func newTransport(ep endpoint, localOnly bool) *http.Transport {
-	dialer := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
-	if localOnly {
-		dialer.Control = loopbackOnly
 	}
-	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConnsPerHost:   8,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
-	if localOnly {
-		tr.Proxy = nil
-	}
-	if ep.socket != "" {
-		tr.Proxy = nil
-		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-			return dialer.DialContext(ctx, "unix", ep.socket)
-		}
-	}
-	return tr
-}
-
-// loopbackOnly is a net.Dialer.Control that refuses any TCP or UDP address
-// that is not a loopback one; unix sockets pass.
-func loopbackOnly(network, address string, _ syscall.RawConn) error {
-	if strings.HasPrefix(network, "unix") {
-		return nil
-	}
-	host, _, err := net.SplitHostPort(address)
+	o.pc, err = provider.New(provider.Config{
+		Service:          "embedding",
+		BaseURL:          ep.url.String(),
+		Socket:           ep.socket,
+		URLVar:           "EMBEDDING_BASE_URL",
+		TimeoutVar:       "EMBEDDING_TIMEOUT",
+		Timeout:          cfg.Timeout,
+		MaxRetries:       cfg.MaxRetries,
+		MaxRetryWait:     maxRetryWait,
+		RetryBase:        retryBase,
+		RetryCap:         retryCap,
+		MaxResponseBytes: maxResponseBytes,
+		LocalOnly:        cfg.LocalOnly,
+		Secrets:          []string{cfg.APIKey},
+		Logger:           logger,
+		UserAgent:        "stratakb-embed",
+		MapStatus:        mapStatus,
+		LookupIPAddr:     func(ctx context.Context, host string) ([]net.IPAddr, error) { return lookupIPAddr(ctx, host) },
+		// The hooks are read at each call, so tests may replace them.
+		Sleep: func(ctx context.Context, d time.Duration) error { return o.sleep(ctx, d) },
+		Now:   func() time.Time { return o.now() },
+		Rand:  func() float64 { return o.rand() },
+	})
 	if err != nil {
-		host = address
+		return nil, err
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	return fmt.Errorf("refusing to connect to %s: %w", address, errNotLocal)
+	o.client = o.pc.HTTPClient()
+	return o, nil
 }
 
-// errNotLocal is why a connection off the machine was refused.
-var errNotLocal = errors.New("not on this machine, and STRATA_LOCAL_ONLY=true")
-
-func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
+// mapStatus turns the shared client's answer error into this package's.
+func mapStatus(se *provider.StatusError) error {
+	return &APIError{
+		StatusCode: se.StatusCode, Message: se.Message, Type: se.Type, Code: se.Code,
+		RetryAfter: se.RetryAfter, hasRetryAfter: se.HasRetryAfter,
 	}
 }
+
+// loopbackOnly, sleepCtx, retryAfter and parseErrorBody are
+// internal/provider's; these names stay for the tests.
+func loopbackOnly(network, address string, c syscall.RawConn) error {
+	return provider.LoopbackOnly(network, address, c)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error { return provider.Sleep(ctx, d) }
+
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	return provider.RetryAfter(h, now)
+}
+
+func parseErrorBody(raw []byte) (msg, typ, code string) { return provider.ParseErrorBody(raw) }
 
 // Model returns the model's name, "openai_compatible:" followed by
 // EMBEDDING_MODEL (and "@" and EMBEDDING_DIMENSIONS when that is set), and
@@ -234,13 +222,11 @@ type embeddingResponse struct {
 // embedBatch sends one request, retrying transient failures.
 func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
 	input := make([]string, len(texts))
-	size := 0
 	for i, t := range texts {
 		if t == "" {
 			t = " "
 		}
 		input[i] = t
-		size += len(t)
 	}
 	body, err := json.Marshal(embeddingRequest{
 		Model:          o.cfg.ModelName,
@@ -251,120 +237,44 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
-	attempts := o.cfg.MaxRetries + 1
-	for attempt := 1; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		o.logger.DebugContext(ctx, "embedding request",
-			slog.String(logKeyURL, o.ep.display()), slog.String(logKeyModel, o.cfg.ModelName),
-			slog.Int(logKeyInputs, len(texts)), slog.Int(logKeyBytes, size), slog.Int(logKeyAttempt, attempt))
-		vecs, err := o.post(ctx, body, len(texts))
-		if err == nil {
-			return vecs, nil
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w (last failure: %v)", ctx.Err(), err)
-		}
-		if errors.Is(err, ErrPermanent) {
-			return nil, err
-		}
-		if attempt >= attempts {
-			return nil, fmt.Errorf("gave up after %d attempts: %w", attempt, err)
-		}
-		wait := o.backoff(attempt)
-		var apiErr *APIError
-		if errors.As(err, &apiErr) && apiErr.hasRetryAfter {
-			wait = apiErr.RetryAfter
-		}
-		if wait > maxRetryWait {
-			return nil, fmt.Errorf("endpoint asks to retry in %s, longer than this process waits (%s): %w", wait.Round(time.Second), maxRetryWait, err)
-		}
-		if dl, ok := ctx.Deadline(); ok && o.now().Add(wait).After(dl) {
-			return nil, fmt.Errorf("no time left to retry in %s before the deadline: %w", wait.Round(time.Millisecond), err)
-		}
-		o.logger.WarnContext(ctx, "embedding request failed; retrying",
-			slog.String(logKeyURL, o.ep.display()), slog.Int(logKeyAttempt, attempt),
-			slog.Duration(logKeyWait, wait), slog.String(logKeyError, err.Error()))
-		if serr := o.sleep(ctx, wait); serr != nil {
-			return nil, fmt.Errorf("%w (while waiting to retry after: %v)", serr, err)
-		}
-	}
-}
-
-// backoff is the wait before retry number attempt (1-based) when the server
-// gave no Retry-After: exponential from retryBase up to retryCap, with the
-// upper half jittered so that many workers do not retry in step.
-func (o *OpenAI) backoff(attempt int) time.Duration {
-	d := retryBase << min(attempt-1, 16)
-	if d > retryCap || d <= 0 {
-		d = retryCap
-	}
-	return d/2 + time.Duration(o.rand()*float64(d/2))
-}
-
-// post makes one attempt.
-func (o *OpenAI) post(ctx context.Context, body []byte, n int) ([][]float32, error) {
-	actx, cancel := context.WithTimeout(ctx, o.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, o.ep.url.String(), bytes.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("build request: %w", ErrPermanent)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", "stratakb-embed")
+	header := http.Header{}
 	if o.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+o.cfg.APIKey)
+		header.Set("Authorization", "Bearer "+o.cfg.APIKey)
 	}
 	start := time.Now()
-	resp, err := o.client.Do(req)
+	resp, err := o.pc.Do(ctx, provider.Request{
+		URL:      o.ep.url,
+		Header:   header,
+		Body:     body,
+		Timeout:  o.cfg.Timeout,
+		LogAttrs: []slog.Attr{slog.String(logKeyModel, o.cfg.ModelName), slog.Int(logKeyInputs, len(texts))},
+	})
 	if err != nil {
-		// *url.Error repeats the URL, which may hold a key in its query.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
+		if errors.Is(err, provider.ErrNotLocal) || errors.Is(err, provider.ErrTooLarge) {
+			// Retrying cannot help: the endpoint's name leads off the
+			// machine, or its answers are too large.
+			return nil, fmt.Errorf("%w: %w", err, ErrPermanent)
 		}
-		if errors.Is(err, errNotLocal) {
-			// Retrying cannot help: the endpoint's name leads off the machine.
-			return nil, fmt.Errorf("post %s: %s: %w", o.ep.display(), o.redact(err.Error()), ErrPermanent)
-		}
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return nil, fmt.Errorf("post %s: no answer within EMBEDDING_TIMEOUT=%s", o.ep.display(), o.cfg.Timeout)
-		}
-		return nil, fmt.Errorf("post %s: %s", o.ep.display(), o.redact(err.Error()))
-	}
-	defer resp.Body.Close()
-
-	if resp.StatusCode != http.StatusOK {
-		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBytes))
-		apiErr := &APIError{StatusCode: resp.StatusCode}
-		apiErr.Message, apiErr.Type, apiErr.Code = parseErrorBody(raw)
-		apiErr.Message = o.redact(apiErr.Message)
-		apiErr.Type, apiErr.Code = o.redact(apiErr.Type), o.redact(apiErr.Code)
-		if resp.StatusCode >= 300 && resp.StatusCode < 400 {
-			apiErr.Message = "unexpected redirect; set EMBEDDING_BASE_URL to the final address"
-		}
-		apiErr.RetryAfter, apiErr.hasRetryAfter = retryAfter(resp.Header, o.now())
-		return nil, apiErr
-	}
-
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		return nil, fmt.Errorf("read answer from %s: %s", o.ep.display(), o.redact(err.Error()))
+		return nil, err
 	}
 	var r embeddingResponse
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, &ResponseError{Reason: "the answer is not an embeddings response: " + o.redact(err.Error())}
+	if err := json.Unmarshal(resp.Body, &r); err != nil {
+		return nil, &ResponseError{Reason: "the answer is not an embeddings response: " + o.pc.Redact(err.Error())}
 	}
-	vecs, err := o.check(&r, n)
+	vecs, err := o.check(&r, len(texts))
 	if err != nil {
 		return nil, err
 	}
-	o.logger.DebugContext(ctx, "embedding response",
+	o.logger.DebugContext(ctx, "embedding vectors",
 		slog.String(logKeyURL, o.ep.display()), slog.String(logKeyModel, r.Model), slog.Int(logKeyStatus, resp.StatusCode),
-		slog.Int(logKeyInputs, n), slog.Int(logKeyTokens, r.Usage.TotalTokens), slog.Duration(logKeyDuration, time.Since(start)))
+		slog.Int(logKeyInputs, len(texts)), slog.Int(logKeyTokens, r.Usage.TotalTokens), slog.Duration(logKeyDuration, time.Since(start)))
 	return vecs, nil
+}
+
+// backoff is the wait before retry number attempt (1-based) when the server
+// gave no Retry-After (see provider.Backoff).
+func (o *OpenAI) backoff(attempt int) time.Duration {
+	return provider.Backoff(attempt, retryBase, retryCap, o.rand())
 }
 
 // check puts the vectors of r in input order, checks their number and size,
@@ -442,86 +352,6 @@ func decodeVector(raw json.RawMessage) ([]float32, error) {
 		return nil, err
 	}
 	return v, nil
-}
-
-// parseErrorBody pulls the message out of an error answer: OpenAI's
-// {"error":{"message","type","code"}}, the {"error":"..."} of Ollama and
-// TEI, FastAPI's {"detail":...}, or else the start of the body as text.
-func parseErrorBody(raw []byte) (msg, typ, code string) {
-	var env struct {
-		Error  json.RawMessage `json:"error"`
-		Detail json.RawMessage `json:"detail"`
-		Msg    string          `json:"message"`
-	}
-	if json.Unmarshal(raw, &env) == nil {
-		var s string
-		var obj struct {
-			Message string          `json:"message"`
-			Type    string          `json:"type"`
-			Code    json.RawMessage `json:"code"`
-		}
-		switch {
-		case len(env.Error) > 0 && json.Unmarshal(env.Error, &s) == nil && s != "":
-			return s, "", ""
-		case len(env.Error) > 0 && json.Unmarshal(env.Error, &obj) == nil && obj.Message != "":
-			code := strings.Trim(string(obj.Code), `"`)
-			if code == "null" {
-				code = ""
-			}
-			return obj.Message, obj.Type, code
-		case len(env.Detail) > 0:
-			if json.Unmarshal(env.Detail, &s) == nil {
-				return s, "", ""
-			}
-			return clip(string(env.Detail), 300), "", ""
-		case env.Msg != "":
-			return env.Msg, "", ""
-		}
-	}
-	return clip(strings.TrimSpace(string(raw)), 300), "", ""
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
-}
-
-// retryAfter reads the wait a server asks for: OpenAI's retry-after-ms, or
-// Retry-After in seconds or as an HTTP date.
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if v := strings.TrimSpace(h.Get("Retry-After-Ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 && ms < 1e12 {
-			return time.Duration(ms * float64(time.Millisecond)), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s < 0 {
-			return 0, false
-		}
-		return time.Duration(min(s, 1<<31)) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
-	}
-	return 0, false
-}
-
-// redact removes the API key from text that came from the server or the
-// network stack, which may echo it.
-func (o *OpenAI) redact(s string) string {
-	if o.cfg.APIKey == "" {
-		return s
-	}
-	return strings.ReplaceAll(s, o.cfg.APIKey, "[redacted]")
 }
 
 // APIError is an answer from the endpoint other than 200 OK. It matches

@@ -7,15 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/pgvector/pgvector-go"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/stratakb/stratakb/embed"
+	"github.com/stratakb/stratakb/schema"
 )
 
 // Vectorizer turns chunk texts into vectors: one or more window vectors per
@@ -67,8 +69,19 @@ type EmbedArgs struct {
 // Kind is the River job kind.
 func (EmbedArgs) Kind() string { return "embed_chunks" }
 
-// InsertOpts: an unreachable provider is retried with River's back-off.
-func (EmbedArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 10} }
+// InsertOpts: an unreachable provider is retried with River's back-off. A
+// sweep of the layer (DocumentID 0) is a River unique job: a second sweep of
+// the same layer and model is not queued while one is waiting or running,
+// since the first one embeds everything the second would. Its completion
+// (completeSweep) makes sure that no chunk is left behind by a sweep that
+// was skipped so. A document's job is never skipped: see Work.
+func (a EmbedArgs) InsertOpts() river.InsertOpts {
+	opts := river.InsertOpts{MaxAttempts: 10}
+	if a.DocumentID == 0 {
+		opts.UniqueOpts = river.UniqueOpts{ByArgs: true, ByState: activeJobStates()}
+	}
+	return opts
+}
 
 // EmbedWorker runs EmbedArgs jobs.
 type EmbedWorker struct {
@@ -85,10 +98,6 @@ type EmbedWorker struct {
 // attempt), so a large layer never needs a long timeout, and River's rescue
 // of stuck jobs (RescueStuckJobsAfter) can stay short.
 func (w *EmbedWorker) Timeout(*river.Job[EmbedArgs]) time.Duration { return embedTimeout }
-
-// embedLockSpace keeps the per-layer advisory lock keys of embed jobs apart
-// from other advisory locks.
-const embedLockSpace = int64(0x454d424400000000) // "EMBD"
 
 // ErrModelUnavailable is returned when the configured embedding model could
 // not be loaded or reached: chunks stay pending until it is back.
@@ -114,37 +123,90 @@ func (w *EmbedWorker) Work(ctx context.Context, job *river.Job[EmbedArgs]) error
 	// twice. A job that waits here usually finds nothing left to do. The
 	// lock is a session lock: it goes with the connection when a process
 	// dies, and the holder lets go after embedBudget.
+	//
+	// River's unique jobs cannot do this for documents' jobs: a unique
+	// job's states must include running, so a document's job inserted in
+	// the transaction that stores its chunks, while the layer's job runs
+	// past its last look for pending chunks, would be dropped as a
+	// duplicate and the chunks left without vectors until the next sweep.
+	// Waiting keeps every job; the waiter holds this connection meanwhile
+	// (ingestd sizes its pool for it).
 	conn, err := w.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("embed layer %d: %w", a.LayerID, err)
 	}
 	defer conn.Release()
-	lock := embedLockSpace | a.LayerID
+	lock := lockKey(embedLockSpace, a.LayerID)
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lock); err != nil {
 		return fmt.Errorf("embed layer %d: wait for the layer's other embed job: %w", a.LayerID, err)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lock) //nolint:errcheck
 	start := time.Now()
 	for {
-		if time.Since(start) > embedBudget {
-			// More to do than one job should take: run again at once.
-			return river.JobSnooze(0)
-		}
-		n, err := w.embedBatch(ctx, a, mi)
-		if err != nil {
-			if errors.Is(err, embed.ErrPermanent) {
-				return river.JobCancel(err)
+		for {
+			if time.Since(start) > embedBudget {
+				// More to do than one job should take: run again at once.
+				return river.JobSnooze(0)
 			}
+			n, err := w.embedBatch(ctx, a, mi)
+			if err != nil {
+				if errors.Is(err, embed.ErrPermanent) {
+					return river.JobCancel(err)
+				}
+				return err
+			}
+			if n == 0 {
+				break
+			}
+		}
+		if err := markComplete(ctx, w.pool, a.LayerID, mi.Name); err != nil {
 			return err
 		}
-		if n == 0 {
-			break
+		if err := EnsureVectorIndex(ctx, w.pool, mi); err != nil {
+			return err
+		}
+		if a.DocumentID != 0 {
+			return nil
+		}
+		more, err := w.completeSweep(ctx, job)
+		if err != nil || !more {
+			return err
 		}
 	}
-	if err := markComplete(ctx, w.pool, a.LayerID, mi.Name); err != nil {
-		return err
+}
+
+// errMorePending rolls back a sweep's completion.
+var errMorePending = errors.New("chunks still pending")
+
+// completeSweep completes a sweep in a transaction that first marks the job
+// completed and then looks once more for chunks of the layer without a
+// vector; when there are some, it rolls back and reports more. A sweep
+// inserted meanwhile was skipped as a duplicate only if it came before the
+// completion, so its chunks (counted before it was inserted) are seen here;
+// one inserted after the completion waits for this transaction and is
+// queued when it commits.
+func (w *EmbedWorker) completeSweep(ctx context.Context, job *river.Job[EmbedArgs]) (more bool, err error) {
+	a := job.Args
+	err = pgx.BeginFunc(ctx, w.pool, func(tx pgx.Tx) error {
+		if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM strata.chunks c WHERE c.layer_id = $1 AND `+
+			LacksVector("$2")+`)`, a.LayerID, a.Model).Scan(&more); err != nil {
+			return err
+		}
+		if more {
+			return errMorePending
+		}
+		return nil
+	})
+	if errors.Is(err, errMorePending) {
+		return true, nil
 	}
-	return EnsureVectorIndex(ctx, w.pool, mi)
+	if err != nil {
+		return false, fmt.Errorf("complete the sweep of layer %d: %w", a.LayerID, err)
+	}
+	return false, nil
 }
 
 // embedBatch embeds one batch of pending texts and returns how many it did.
@@ -152,30 +214,30 @@ func (w *EmbedWorker) embedBatch(ctx context.Context, a EmbedArgs, mi embed.Mode
 	rows, err := w.pool.Query(ctx, `
 		SELECT DISTINCT ON (c.content_hash) c.content_hash, c.text
 		FROM strata.chunks c
-		WHERE c.layer_id = $1 AND ($2 = 0 OR c.document_id = $2)
-		AND NOT EXISTS (SELECT 1 FROM strata.embeddings e WHERE e.model = $3 AND e.content_hash = c.content_hash)
+		WHERE c.layer_id = $1 AND ($2 = 0 OR c.document_id = $2) AND `+LacksVector("$3")+`
 		ORDER BY c.content_hash
 		LIMIT $4`, a.LayerID, a.DocumentID, mi.Name, w.batchSize)
 	if err != nil {
 		return 0, fmt.Errorf("read pending chunks: %w", err)
 	}
-	var hashes [][]byte
-	var texts []string
-	for rows.Next() {
-		var h []byte
-		var t string
-		if err := rows.Scan(&h, &t); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("read pending chunks: %w", err)
-		}
-		hashes, texts = append(hashes, h), append(texts, t)
+	type pending struct {
+		hash []byte
+		text string
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	batch, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pending, error) {
+		var p pending
+		err := r.Scan(&p.hash, &p.text)
+		return p, err
+	})
+	if err != nil {
 		return 0, fmt.Errorf("read pending chunks: %w", err)
 	}
-	if len(texts) == 0 {
+	if len(batch) == 0 {
 		return 0, nil
+	}
+	hashes, texts := make([][]byte, len(batch)), make([]string, len(batch))
+	for i, p := range batch {
+		hashes[i], texts[i] = p.hash, p.text
 	}
 	vecs, err := w.vec.EmbedChunks(ctx, texts)
 	if err != nil {
@@ -217,8 +279,7 @@ func markComplete(ctx context.Context, pool *pgxpool.Pool, layerID int64, model 
 	_, err := pool.Exec(ctx, `
 		UPDATE strata.layer_models SET complete = true, completed_at = coalesce(completed_at, now()), updated_at = now()
 		WHERE layer_id = $1 AND model = $2 AND NOT EXISTS (
-			SELECT 1 FROM strata.chunks c WHERE c.layer_id = $1
-			AND NOT EXISTS (SELECT 1 FROM strata.embeddings e WHERE e.model = $2 AND e.content_hash = c.content_hash))`,
+			SELECT 1 FROM strata.chunks c WHERE c.layer_id = $1 AND `+LacksVector("$2")+`)`,
 		layerID, model)
 	if err != nil {
 		return fmt.Errorf("mark %s complete for layer %d: %w", model, layerID, err)
@@ -254,16 +315,15 @@ func EnsureVectorIndex(ctx context.Context, pool *pgxpool.Pool, mi embed.ModelIn
 		return fmt.Errorf("build index %s: %w", name, err)
 	}
 	defer conn.Release()
-	lock := int64(0x4853570000000000) | int64(mi.Dims)
+	lock := hnswLockKey(mi.Name)
 	var got bool
 	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lock).Scan(&got); err != nil || !got {
 		return nil // another worker is building it
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lock) //nolint:errcheck
-	literal := "'" + strings.ReplaceAll(mi.Name, "'", "''") + "'"
 	sql := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON strata.embeddings
 		USING hnsw ((embedding::vector(%d)) vector_cosine_ops) WHERE model = %s`,
-		pgx.Identifier{name}.Sanitize(), mi.Dims, literal)
+		pgx.Identifier{name}.Sanitize(), mi.Dims, schema.ModelLiteral(mi.Name))
 	if _, err := conn.Exec(ctx, sql); err != nil {
 		return fmt.Errorf("build index %s: %w", name, err)
 	}
@@ -273,30 +333,35 @@ func EnsureVectorIndex(ctx context.Context, pool *pgxpool.Pool, mi embed.ModelIn
 	return nil
 }
 
+// LacksVector is the SQL condition that chunk c (the alias is part of it)
+// has no vector of the model that the SQL expression model names (a
+// parameter such as "$2", or a column). Every query about pending vectors
+// is written with it; embeddings_content_hash serves the anti-join.
+func LacksVector(model string) string {
+	return `NOT EXISTS (SELECT 1 FROM strata.embeddings e WHERE e.model = ` + model +
+		` AND e.content_hash = c.content_hash)`
+}
+
 // PendingVectors counts, per layer, the chunks without a vector of model.
 func PendingVectors(ctx context.Context, q pgxQuerier, model string) (map[int64]int, error) {
 	rows, err := q.Query(ctx, `
-		SELECT c.layer_id, count(*) FROM strata.chunks c
-		WHERE NOT EXISTS (SELECT 1 FROM strata.embeddings e WHERE e.model = $1 AND e.content_hash = c.content_hash)
+		SELECT c.layer_id, count(*) FROM strata.chunks c WHERE `+LacksVector("$1")+`
 		GROUP BY c.layer_id`, model)
 	if err != nil {
 		return nil, fmt.Errorf("count pending vectors: %w", err)
 	}
-	defer rows.Close()
 	out := map[int64]int{}
-	for rows.Next() {
-		var id int64
-		var n int
-		if err := rows.Scan(&id, &n); err != nil {
-			return nil, fmt.Errorf("count pending vectors: %w", err)
-		}
-		out[id] = n
+	var id int64
+	var n int
+	if _, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error { out[id] = n; return nil }); err != nil {
+		return nil, fmt.Errorf("count pending vectors: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
-// EnqueuePending enqueues one embed job per layer that has chunks without a
-// vector of model, and returns how many it enqueued.
+// EnqueuePending queues a sweep of each layer that has chunks without a
+// vector of model (a layer whose sweep is already queued or running keeps
+// that one), and returns how many layers it queued sweeps for.
 func EnqueuePending(ctx context.Context, pool *pgxpool.Pool, client *river.Client[pgx.Tx], model string) (int, error) {
 	pending, err := PendingVectors(ctx, pool, model)
 	if err != nil {
@@ -315,18 +380,51 @@ func EnqueuePending(ctx context.Context, pool *pgxpool.Pool, client *river.Clien
 	return n, nil
 }
 
+// activeJobStates are the states of a job that is still to run or running:
+// every state but River's finalized ones (completed, cancelled, discarded).
+func activeJobStates() []rivertype.JobState {
+	return []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
+		rivertype.JobStateRetryable, rivertype.JobStateRunning, rivertype.JobStateScheduled}
+}
+
 // ActiveEmbedJobs counts the embed jobs of a layer that are still to run or
-// running. A job running on a worker that is gone (killed, crashed) does not
-// count: it will not finish, and waiting for it would wait for River's rescue.
-func ActiveEmbedJobs(ctx context.Context, q pgxQuerier, layerID int64) (int, error) {
-	var n int
-	err := q.QueryRow(ctx, `SELECT count(*) FROM `+RiverSchema+`.river_job j
-		LEFT JOIN strata.ingest_worker_state ws ON ws.client_id = j.attempted_by[cardinality(j.attempted_by)]
-		WHERE j.kind = 'embed_chunks' AND j.state IN ('available', 'running', 'retryable', 'scheduled', 'pending')
-		AND (j.args->>'layer_id')::bigint = $1
-		AND NOT (j.state = 'running' AND ws.alive IS NOT DISTINCT FROM false)`, layerID).Scan(&n)
+// running, as River's JobList finds them (10,000 at the most). A job running on a worker that is
+// gone (killed, crashed) does not count: it will not finish, and waiting for
+// it would wait for River's rescue.
+func ActiveEmbedJobs(ctx context.Context, client *river.Client[pgx.Tx], q pgxQuerier, layerID int64) (int, error) {
+	params := river.NewJobListParams().Kinds(EmbedArgs{}.Kind()).States(activeJobStates()...).
+		Where("(args->>'layer_id')::bigint = @layer_id", river.NamedArgs{"layer_id": layerID}).First(10_000)
+	res, err := client.JobList(ctx, params)
 	if err != nil {
-		return 0, fmt.Errorf("count embed jobs: %w", err)
+		return 0, fmt.Errorf("count embed jobs of layer %d: %w", layerID, err)
+	}
+	var workers []string // the workers running the layer's running jobs
+	for _, j := range res.Jobs {
+		if j.State == rivertype.JobStateRunning && len(j.AttemptedBy) > 0 {
+			workers = append(workers, j.AttemptedBy[len(j.AttemptedBy)-1])
+		}
+	}
+	gone := map[string]bool{}
+	if len(workers) > 0 {
+		rows, err := q.Query(ctx, `SELECT client_id FROM strata.ingest_worker_state
+			WHERE client_id = ANY($1) AND NOT alive`, workers)
+		if err != nil {
+			return 0, fmt.Errorf("count embed jobs of layer %d: %w", layerID, err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return 0, fmt.Errorf("count embed jobs of layer %d: %w", layerID, err)
+		}
+		for _, id := range ids {
+			gone[id] = true
+		}
+	}
+	n := 0
+	for _, j := range res.Jobs {
+		if j.State == rivertype.JobStateRunning && len(j.AttemptedBy) > 0 && gone[j.AttemptedBy[len(j.AttemptedBy)-1]] {
+			continue
+		}
+		n++
 	}
 	return n, nil
 }

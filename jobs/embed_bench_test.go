@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/embedding"
@@ -70,15 +72,10 @@ func BenchmarkEmbedPipeline(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var texts []string
-	for rows.Next() {
-		var t string
-		if err := rows.Scan(&t); err != nil {
-			b.Fatal(err)
-		}
-		texts = append(texts, t)
+	texts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		b.Fatal(err)
 	}
-	rows.Close()
 	l, err := jobs.GetLayer(ctx, pool, "blog")
 	if err != nil {
 		b.Fatal(err)

@@ -108,7 +108,7 @@ func (w *IngestFileWorker) Work(ctx context.Context, job *river.Job[IngestFileAr
 	if err != nil {
 		return fmt.Errorf("store %s: %w", a.Path, err)
 	}
-	return w.finish(ctx, a, "ok", "", doc.Warnings, n)
+	return w.finish(ctx, a, schema.FileOK, "", doc.Warnings, n)
 }
 
 // process runs the pipeline on the file's bytes. A panic in any stage fails
@@ -145,7 +145,7 @@ func (w *IngestFileWorker) fail(ctx context.Context, job *river.Job[IngestFileAr
 	if err := recordFailure(ctx, w.pool, layerID, job.Args.Path, facts, msg); err != nil {
 		return fmt.Errorf("record failure of %s: %w", job.Args.Path, err)
 	}
-	if err := w.finish(ctx, job.Args, "failed", msg, nil, 0); err != nil {
+	if err := w.finish(ctx, job.Args, schema.FileFailed, msg, nil, 0); err != nil {
 		return err
 	}
 	if w.logger != nil {
@@ -159,13 +159,13 @@ func (w *IngestFileWorker) forget(ctx context.Context, layerID int64, a IngestFi
 	if _, err := w.pool.Exec(ctx, `DELETE FROM strata.documents WHERE layer_id = $1 AND path = $2`, layerID, a.Path); err != nil {
 		return fmt.Errorf("forget %s: %w", a.Path, err)
 	}
-	return w.finish(ctx, a, "skipped", "file disappeared before it was read", nil, 0)
+	return w.finish(ctx, a, schema.FileSkipped, "file disappeared before it was read", nil, 0)
 }
 
 // finish records the file's outcome in the run and closes the run when no
 // file is left queued. The check runs after the file's own commit, so the
 // last file to finish always sees every other one finished.
-func (w *IngestFileWorker) finish(ctx context.Context, a IngestFileArgs, status, errText string, warnings []string, chunks int) error {
+func (w *IngestFileWorker) finish(ctx context.Context, a IngestFileArgs, status schema.FileStatus, errText string, warnings []string, chunks int) error {
 	var e *string
 	if errText != "" {
 		e = &errText
@@ -179,9 +179,10 @@ func (w *IngestFileWorker) finish(ctx context.Context, a IngestFileArgs, status,
 }
 
 func closeRunIfDone(ctx context.Context, pool *pgxpool.Pool, runID int64) error {
-	_, err := pool.Exec(ctx, `UPDATE strata.ingest_runs SET status = 'done', finished_at = now()
-		WHERE id = $1 AND status = 'running'
-		AND NOT EXISTS (SELECT 1 FROM strata.ingest_files WHERE run_id = $1 AND status = 'queued')`, runID)
+	_, err := pool.Exec(ctx, `UPDATE strata.ingest_runs SET status = $2, finished_at = now()
+		WHERE id = $1 AND status = $3
+		AND NOT EXISTS (SELECT 1 FROM strata.ingest_files WHERE run_id = $1 AND status = 'queued')`,
+		runID, schema.RunDone, schema.RunRunning)
 	if err != nil {
 		return fmt.Errorf("close run %d: %w", runID, err)
 	}
@@ -233,12 +234,12 @@ func recordFailure(ctx context.Context, pool *pgxpool.Pool, layerID int64, rel s
 		var docID int64
 		if err := tx.QueryRow(ctx, `
 			INSERT INTO strata.documents (layer_id, path, size, mtime, sha256, status, error, body)
-			VALUES ($1, $2, $3, $4, $5, 'failed', $6, NULL)
+			VALUES ($1, $2, $3, $4, $5, $7, $6, NULL)
 			ON CONFLICT (layer_id, path) DO UPDATE SET size = EXCLUDED.size, mtime = EXCLUDED.mtime,
-				sha256 = EXCLUDED.sha256, status = 'failed', error = EXCLUDED.error, body = NULL,
+				sha256 = EXCLUDED.sha256, status = EXCLUDED.status, error = EXCLUDED.error, body = NULL,
 				body_start = 0, total_pages = NULL, warnings = '{}', parsed_at = now()
 			RETURNING id`,
-			layerID, rel, size, mtime, facts.sha, msg).Scan(&docID); err != nil {
+			layerID, rel, size, mtime, facts.sha, msg, schema.DocFailed).Scan(&docID); err != nil {
 			return fmt.Errorf("save failed document: %w", err)
 		}
 		for _, table := range []string{"chunks", "sections", "pages"} {
@@ -275,9 +276,9 @@ func storeDocument(ctx context.Context, pool *pgxpool.Pool, layerID int64, rel s
 		err := tx.QueryRow(ctx, `
 			INSERT INTO strata.documents (layer_id, path, size, mtime, sha256, status, error, warnings, format,
 				title, body, body_start, doc_date, date_source, supersedes, meta, total_pages, chunker_version, parsed_at)
-			VALUES ($1, $2, $3, $4, $5, 'ok', NULL, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, now())
+			VALUES ($1, $2, $3, $4, $5, $17, NULL, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, now())
 			ON CONFLICT (layer_id, path) DO UPDATE SET size = EXCLUDED.size, mtime = EXCLUDED.mtime,
-				sha256 = EXCLUDED.sha256, status = 'ok', error = NULL, warnings = EXCLUDED.warnings,
+				sha256 = EXCLUDED.sha256, status = EXCLUDED.status, error = NULL, warnings = EXCLUDED.warnings,
 				format = EXCLUDED.format, title = EXCLUDED.title, body = EXCLUDED.body,
 				body_start = EXCLUDED.body_start, doc_date = EXCLUDED.doc_date,
 				date_source = EXCLUDED.date_source, supersedes = EXCLUDED.supersedes, meta = EXCLUDED.meta,
@@ -285,7 +286,7 @@ func storeDocument(ctx context.Context, pool *pgxpool.Pool, layerID int64, rel s
 			RETURNING id`,
 			layerID, rel, facts.size, truncMicro(facts.mtime), facts.sha, nonNil(doc.Warnings), doc.Format,
 			doc.Title, doc.Text, doc.BodyStart, date, dateSource, nonNil(doc.Supersedes), meta, totalPages,
-			p.Version).Scan(&docID)
+			p.Version, schema.DocOK).Scan(&docID)
 		if err != nil {
 			return fmt.Errorf("save document: %w", err)
 		}
@@ -361,18 +362,13 @@ func replaceChunks(ctx context.Context, tx pgx.Tx, docID, layerID int64, doc *sc
 	}
 	oldByHash := map[string][]int64{}
 	var oldIDs []int64
-	for rows.Next() {
-		var id int64
-		var h []byte
-		if err := rows.Scan(&id, &h); err != nil {
-			rows.Close()
-			return 0, fmt.Errorf("read stored chunks: %w", err)
-		}
+	var id int64
+	var h []byte
+	if _, err := pgx.ForEachRow(rows, []any{&id, &h}, func() error {
 		oldByHash[string(h)] = append(oldByHash[string(h)], id)
 		oldIDs = append(oldIDs, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return 0, fmt.Errorf("read stored chunks: %w", err)
 	}
 

@@ -19,6 +19,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+
+	"github.com/stratakb/stratakb/schema"
 )
 
 // IngestLayerArgs asks for one ingest run of a layer: walk its folder, decide
@@ -66,7 +68,7 @@ type storedDoc struct {
 	size    *int64
 	mtime   *time.Time
 	sha     []byte
-	status  string
+	status  schema.DocStatus
 	err     *string
 }
 
@@ -91,7 +93,10 @@ func (w *IngestLayerWorker) Work(ctx context.Context, job *river.Job[IngestLayer
 		return err
 	}
 	type decision struct {
-		rel, action, status, errText string
+		rel     string
+		action  schema.FileAction
+		status  schema.FileStatus
+		errText string
 	}
 	var decisions []decision
 	var toParse []string
@@ -106,36 +111,30 @@ func (w *IngestLayerWorker) Work(ctx context.Context, job *river.Job[IngestLayer
 	}
 	goneBySHA := map[string]string{}
 	for rel, d := range stored {
-		if !seen[rel] && d.sha != nil && d.status == "ok" {
+		if !seen[rel] && d.sha != nil && d.status == schema.DocOK {
 			goneBySHA[string(d.sha)] = rel
 		}
 	}
 
 	for _, f := range files {
 		d, ok := stored[f.rel]
-		if ok && d.status == "ok" && d.version != w.pipeline.Version {
+		if ok && d.status == schema.DocOK && d.version != w.pipeline.Version {
 			// Stored by an older pipeline: parse again.
-			decisions = append(decisions, decision{f.rel, "changed", "queued", ""})
+			decisions = append(decisions, decision{f.rel, schema.ActionChanged, schema.FileQueued, ""})
 			toParse = append(toParse, f.rel)
 			continue
 		}
 		if ok && d.size != nil && d.mtime != nil && *d.size == f.size && d.mtime.Equal(truncMicro(f.mtime)) {
-			st, e := "ok", ""
-			if d.status == "failed" {
-				st, e = "failed", deref(d.err)
-			}
-			decisions = append(decisions, decision{f.rel, "unchanged", st, e})
+			st, e := unchangedOutcome(d)
+			decisions = append(decisions, decision{f.rel, schema.ActionUnchanged, st, e})
 			continue
 		}
 		if ok && d.sha != nil && d.size != nil && *d.size == f.size {
 			sum, err := fileSHA256(filepath.Join(layer.Root, filepath.FromSlash(f.rel)))
 			if err == nil && string(sum) == string(d.sha) {
 				touch = append(touch, f)
-				st, e := "ok", ""
-				if d.status == "failed" {
-					st, e = "failed", deref(d.err)
-				}
-				decisions = append(decisions, decision{f.rel, "unchanged", st, e})
+				st, e := unchangedOutcome(d)
+				decisions = append(decisions, decision{f.rel, schema.ActionUnchanged, st, e})
 				continue
 			}
 		}
@@ -144,15 +143,15 @@ func (w *IngestLayerWorker) Work(ctx context.Context, job *river.Job[IngestLayer
 			if old, hit := goneBySHA[string(sum)]; err == nil && hit {
 				delete(goneBySHA, string(sum))
 				renames[f.rel] = old
-				decisions = append(decisions, decision{f.rel, "renamed", "ok", ""})
+				decisions = append(decisions, decision{f.rel, schema.ActionRenamed, schema.FileOK, ""})
 				continue
 			}
 		}
-		action := "new"
+		action := schema.ActionNew
 		if ok {
-			action = "changed"
+			action = schema.ActionChanged
 		}
-		decisions = append(decisions, decision{f.rel, action, "queued", ""})
+		decisions = append(decisions, decision{f.rel, action, schema.FileQueued, ""})
 		toParse = append(toParse, f.rel)
 	}
 	renamedFrom := map[string]bool{}
@@ -171,11 +170,11 @@ func (w *IngestLayerWorker) Work(ctx context.Context, job *river.Job[IngestLayer
 				// Stored before, skipped now (excluded, unsupported, a
 				// link that leaves the folder): its document goes, and the
 				// run says why. One row per path in the run.
-				decisions = append(decisions, decision{rel, "deleted", "skipped", why})
+				decisions = append(decisions, decision{rel, schema.ActionDeleted, schema.FileSkipped, why})
 				delete(skipReason, rel)
 				continue
 			}
-			decisions = append(decisions, decision{rel, "deleted", "ok", ""})
+			decisions = append(decisions, decision{rel, schema.ActionDeleted, schema.FileOK, ""})
 		}
 	}
 	// Delete guard: an emptied folder must not wipe the layer.
@@ -189,7 +188,7 @@ func (w *IngestLayerWorker) Work(ctx context.Context, job *river.Job[IngestLayer
 	}
 	for _, s := range skipped {
 		if why, ok := skipReason[s.rel]; ok {
-			decisions = append(decisions, decision{s.rel, "skipped", "skipped", why})
+			decisions = append(decisions, decision{s.rel, schema.ActionSkipped, schema.FileSkipped, why})
 		}
 	}
 	sort.Slice(decisions, func(i, j int) bool { return decisions[i].rel < decisions[j].rel })
@@ -221,7 +220,7 @@ func (w *IngestLayerWorker) Work(ctx context.Context, job *river.Job[IngestLayer
 		statuses := make([]string, len(decisions))
 		errs := make([]*string, len(decisions))
 		for i, d := range decisions {
-			rels[i], actions[i], statuses[i] = d.rel, d.action, d.status
+			rels[i], actions[i], statuses[i] = d.rel, string(d.action), string(d.status)
 			if d.errText != "" {
 				e := d.errText
 				errs[i] = &e
@@ -244,19 +243,28 @@ func (w *IngestLayerWorker) Work(ctx context.Context, job *river.Job[IngestLayer
 				return fmt.Errorf("enqueue files of layer %s: %w", layer.Name, err)
 			}
 		}
-		status := "running"
+		status := schema.RunRunning
 		if len(toParse) == 0 {
-			status = "done"
+			status = schema.RunDone
 		}
 		_, err := tx.Exec(ctx, `UPDATE strata.ingest_runs SET status = $2, walked_at = now(),
-			finished_at = CASE WHEN $2 = 'done' THEN now() END WHERE id = $1`, a.RunID, status)
+			finished_at = CASE WHEN $3 THEN now() END WHERE id = $1`, a.RunID, status, status.Finished())
 		return err
 	})
 }
 
+// unchangedOutcome is the run's outcome for an unchanged file: what its
+// document was, with the error it failed with.
+func unchangedOutcome(d storedDoc) (schema.FileStatus, string) {
+	if d.status == schema.DocFailed {
+		return schema.FileFailed, deref(d.err)
+	}
+	return schema.FileOK, ""
+}
+
 func (w *IngestLayerWorker) failRun(ctx context.Context, runID int64, cause error) {
-	_, _ = w.pool.Exec(context.WithoutCancel(ctx), `UPDATE strata.ingest_runs SET status = 'failed', error = $2,
-		finished_at = now() WHERE id = $1`, runID, cause.Error())
+	_, _ = w.pool.Exec(context.WithoutCancel(ctx), `UPDATE strata.ingest_runs SET status = $3, error = $2,
+		finished_at = now() WHERE id = $1`, runID, cause.Error(), schema.RunFailed)
 }
 
 func (w *IngestLayerWorker) storedDocs(ctx context.Context, layerID int64) (map[string]storedDoc, error) {
@@ -265,17 +273,18 @@ func (w *IngestLayerWorker) storedDocs(ctx context.Context, layerID int64) (map[
 	if err != nil {
 		return nil, fmt.Errorf("read stored documents: %w", err)
 	}
-	defer rows.Close()
 	out := map[string]storedDoc{}
-	for rows.Next() {
-		var d storedDoc
-		var rel string
-		if err := rows.Scan(&d.id, &rel, &d.size, &d.mtime, &d.sha, &d.status, &d.err, &d.version); err != nil {
-			return nil, fmt.Errorf("read stored documents: %w", err)
-		}
-		out[rel] = d
+	var d storedDoc
+	var rel string
+	if _, err := pgx.ForEachRow(rows, []any{&d.id, &rel, &d.size, &d.mtime, &d.sha, &d.status, &d.err, &d.version},
+		func() error {
+			// Zeroed for the next row, whose pointers must not alias this one's.
+			out[rel], d = d, storedDoc{}
+			return nil
+		}); err != nil {
+		return nil, fmt.Errorf("read stored documents: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // walkLayer lists the files of a layer that match its globs. It never leaves

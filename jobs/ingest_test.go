@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stratakb/stratakb/embed"
@@ -66,14 +67,13 @@ func chunksOf(t *testing.T, pool *pgxpool.Pool, path string) []chunkRow {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rows.Close()
-	var out []chunkRow
-	for rows.Next() {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (chunkRow, error) {
 		var c chunkRow
-		if err := rows.Scan(&c.id, &c.text); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, c)
+		err := r.Scan(&c.id, &c.text)
+		return c, err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+
+	"github.com/stratakb/stratakb/schema"
 )
 
 // Layer is a named folder of documents with its settings.
@@ -20,7 +22,7 @@ type Layer struct {
 	Exclude         []string
 	Description     string
 	RoutingPatterns []string
-	AnswerMode      string // grounded or extractive
+	AnswerMode      schema.AnswerMode
 	Archived        []string
 	ChunkSize       int
 	Preset          string
@@ -97,16 +99,11 @@ func ListLayers(ctx context.Context, q pgxQuerier) ([]Layer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list layers: %w", err)
 	}
-	defer rows.Close()
-	var out []Layer
-	for rows.Next() {
-		l, err := scanLayer(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list layers: %w", err)
-		}
-		out = append(out, l)
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Layer, error) { return scanLayer(r) })
+	if err != nil {
+		return nil, fmt.Errorf("list layers: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // RunOptions are the settings of one ingest run.
@@ -154,7 +151,7 @@ func StartIngestWith(ctx context.Context, pool *pgxpool.Pool, client *river.Clie
 // RunProgress is the state of one ingest run.
 type RunProgress struct {
 	RunID      int64
-	Status     string // walking, running, done, failed
+	Status     schema.RunStatus
 	Error      string
 	Queued     int
 	OK         int
@@ -170,7 +167,7 @@ type RunProgress struct {
 }
 
 // Done reports whether the run has finished, well or not.
-func (p RunProgress) Done() bool { return p.Status == "done" || p.Status == "failed" }
+func (p RunProgress) Done() bool { return p.Status.Finished() }
 
 // Progress reads the counters of an ingest run.
 func Progress(ctx context.Context, q pgxQuerier, runID int64) (RunProgress, error) {
@@ -203,8 +200,8 @@ func Progress(ctx context.Context, q pgxQuerier, runID int64) (RunProgress, erro
 // FileReport is what a run decided about one file and how it ended.
 type FileReport struct {
 	Path     string
-	Action   string
-	Status   string
+	Action   schema.FileAction
+	Status   schema.FileStatus
 	Error    string
 	Warnings []string
 	Chunks   int
@@ -221,16 +218,15 @@ func RunFiles(ctx context.Context, q pgxQuerier, runID int64, all bool) ([]FileR
 	if err != nil {
 		return nil, fmt.Errorf("list files of run %d: %w", runID, err)
 	}
-	defer rows.Close()
-	var out []FileReport
-	for rows.Next() {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (FileReport, error) {
 		var f FileReport
-		if err := rows.Scan(&f.Path, &f.Action, &f.Status, &f.Error, &f.Warnings, &f.Chunks); err != nil {
-			return nil, fmt.Errorf("list files of run %d: %w", runID, err)
-		}
-		out = append(out, f)
+		err := r.Scan(&f.Path, &f.Action, &f.Status, &f.Error, &f.Warnings, &f.Chunks)
+		return f, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list files of run %d: %w", runID, err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 type pgxQuerier interface {

@@ -16,6 +16,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stratakb/stratakb/schema"
 )
 
 // Crash recovery. River notices a job whose process died only when the job
@@ -28,11 +30,6 @@ import (
 // any live process (every few seconds, and at its start) makes the dead
 // process's running jobs available again: a restart takes the work over
 // within seconds instead of River's rescue minutes later.
-
-// workerLockSpace is the high half of the advisory lock key of a worker (its
-// row id is the low half); migration 0008's ingest_worker_state view looks
-// for it in pg_locks.
-const workerLockSpace = int64(0x574b5200) << 32 // "WKR\0"
 
 // heartbeatEvery is how often a live worker refreshes its heartbeat and
 // sweeps for the jobs of dead ones. The ingest_worker_state view counts a
@@ -92,7 +89,7 @@ func Register(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) (*Pr
 			RETURNING id`, id, host, pid).Scan(&p.id); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `SELECT pg_advisory_lock($1)`, workerLockSpace|p.id)
+		_, err := tx.Exec(ctx, `SELECT pg_advisory_lock($1)`, lockKey(workerLockSpace, p.id))
 		return err
 	})
 	if err != nil {
@@ -161,7 +158,7 @@ func (p *Presence) beat(ctx context.Context) error {
 			if cerr != nil {
 				return fmt.Errorf("reconnect: %w", cerr)
 			}
-			if _, cerr := conn.Exec(bctx, `SELECT pg_advisory_lock($1)`, workerLockSpace|p.id); cerr != nil {
+			if _, cerr := conn.Exec(bctx, `SELECT pg_advisory_lock($1)`, lockKey(workerLockSpace, p.id)); cerr != nil {
 				conn.Close(bctx)
 				return fmt.Errorf("take the worker lock again: %w", cerr)
 			}
@@ -273,17 +270,12 @@ func TakeOverOrphans(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logge
 		args    []byte
 		attempt int
 	}
-	var got []row
-	for rows.Next() {
+	got, err := pgx.CollectRows(rows, func(cr pgx.CollectableRow) (row, error) {
 		var r row
-		if err := rows.Scan(&r.JobID, &r.Kind, &r.State, &r.args, &r.attempt); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("take over jobs of stopped workers: %w", err)
-		}
-		got = append(got, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		err := cr.Scan(&r.JobID, &r.Kind, &r.State, &r.args, &r.attempt)
+		return r, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("take over jobs of stopped workers: %w", err)
 	}
 	out := make([]TakenOver, 0, len(got))
@@ -328,8 +320,8 @@ func recordDiscarded(ctx context.Context, pool *pgxpool.Pool, kind string, args 
 		if err := recordFailure(ctx, pool, a.LayerID, a.Path, facts, msg); err != nil {
 			return fmt.Errorf("record failure of %s: %w", a.Path, err)
 		}
-		if _, err := pool.Exec(ctx, `UPDATE strata.ingest_files SET status = 'failed', error = $3, updated_at = now()
-			WHERE run_id = $1 AND path = $2`, a.RunID, a.Path, msg); err != nil {
+		if _, err := pool.Exec(ctx, `UPDATE strata.ingest_files SET status = $4, error = $3, updated_at = now()
+			WHERE run_id = $1 AND path = $2`, a.RunID, a.Path, msg, schema.FileFailed); err != nil {
 			return fmt.Errorf("record outcome of %s: %w", a.Path, err)
 		}
 		return closeRunIfDone(ctx, pool, a.RunID)
@@ -338,9 +330,10 @@ func recordDiscarded(ctx context.Context, pool *pgxpool.Pool, kind string, args 
 		if err := json.Unmarshal(args, &a); err != nil {
 			return fmt.Errorf("read job args: %w", err)
 		}
-		_, err := pool.Exec(ctx, `UPDATE strata.ingest_runs SET status = 'failed', error = $2, finished_at = now()
-			WHERE id = $1 AND status IN ('walking', 'running')`, a.RunID,
-			fmt.Sprintf("the worker stopped (killed or crashed) while walking the folder, on each of %d attempts", attempts))
+		_, err := pool.Exec(ctx, `UPDATE strata.ingest_runs SET status = $3, error = $2, finished_at = now()
+			WHERE id = $1 AND status = ANY($4)`, a.RunID,
+			fmt.Sprintf("the worker stopped (killed or crashed) while walking the folder, on each of %d attempts", attempts),
+			schema.RunFailed, []schema.RunStatus{schema.RunWalking, schema.RunRunning})
 		if err != nil {
 			return fmt.Errorf("fail run %d: %w", a.RunID, err)
 		}
@@ -470,15 +463,11 @@ func OrphanedEmbedJobs(ctx context.Context, q pgxQuerier) (map[int64]time.Time, 
 	if err != nil {
 		return nil, fmt.Errorf("read embedding jobs: %w", err)
 	}
-	defer rows.Close()
 	out := map[int64]time.Time{}
-	for rows.Next() {
-		var id int64
-		var t time.Time
-		if err := rows.Scan(&id, &t); err != nil {
-			return nil, fmt.Errorf("read embedding jobs: %w", err)
-		}
-		out[id] = t
+	var id int64
+	var t time.Time
+	if _, err := pgx.ForEachRow(rows, []any{&id, &t}, func() error { out[id] = t; return nil }); err != nil {
+		return nil, fmt.Errorf("read embedding jobs: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -100,7 +100,7 @@ func TestKilledWorkerIsSeenGoneAndItsJobsTakenOver(t *testing.T) {
 	if state != "interrupted" || !strings.Contains(detail, "worker is gone since") || lv.Orphaned != 1 {
 		t.Fatalf("after the kill the run reads %q %q (%+v), want interrupted, worker gone", state, detail, lv)
 	}
-	if n, err := ActiveEmbedJobs(ctx, pool, l.ID); err != nil || n != 0 {
+	if n, err := ActiveEmbedJobs(ctx, client, pool, l.ID); err != nil || n != 0 {
 		t.Fatalf("active embed jobs %d (%v)", n, err)
 	}
 

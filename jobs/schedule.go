@@ -14,6 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
+
+	"github.com/stratakb/stratakb/schema"
 )
 
 // ReingestAllArgs asks for an ingest run of every layer: the nightly
@@ -65,7 +67,7 @@ func (w *ReingestAllWorker) Work(ctx context.Context, _ *river.Job[ReingestAllAr
 				"If the layer is pushed from elsewhere (a CI runner), mark it with 'ingestd add DIR --layer %s --pushed' and the schedule skips it",
 				l.Root, l.Name, host, why, l.Name)
 			if _, err := w.pool.Exec(ctx, `INSERT INTO strata.ingest_runs (layer_id, trigger, status, error, finished_at)
-				VALUES ($1, 'schedule', 'failed', $2, now())`, l.ID, msg); err != nil {
+				VALUES ($1, 'schedule', $3, $2, now())`, l.ID, msg, schema.RunFailed); err != nil {
 				return fmt.Errorf("record run of layer %s: %w", l.Name, err)
 			}
 			logger.Warn("scheduled re-ingest: layer folder not reachable", "layer", l.Name, "folder", l.Root,
@@ -86,21 +88,13 @@ func (w *ReingestAllWorker) Work(ctx context.Context, _ *river.Job[ReingestAllAr
 // with no job at all will never finish and does not hold the layer up).
 func (w *ReingestAllWorker) busy(ctx context.Context, l Layer) (bool, error) {
 	rows, err := w.pool.Query(ctx, `SELECT id FROM strata.ingest_runs
-		WHERE layer_id = $1 AND status IN ('walking', 'running') AND started_at > now() - interval '1 day'`, l.ID)
+		WHERE layer_id = $1 AND status = ANY($2) AND started_at > now() - interval '1 day'`,
+		l.ID, []schema.RunStatus{schema.RunWalking, schema.RunRunning})
 	if err != nil {
 		return false, fmt.Errorf("check runs of layer %s: %w", l.Name, err)
 	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return false, fmt.Errorf("check runs of layer %s: %w", l.Name, err)
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
 		return false, fmt.Errorf("check runs of layer %s: %w", l.Name, err)
 	}
 	for _, id := range ids {

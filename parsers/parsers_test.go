@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratakb/stratakb/internal/golden"
 	"github.com/stratakb/stratakb/schema"
 )
 
@@ -88,26 +89,8 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// lineDiff shows the first differing lines of want and got.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	shown := 0
-	for i := 0; i < max(len(w), len(g)) && shown < 10; i++ {
-		var wl, gl string
-		if i < len(w) {
-			wl = w[i]
-		}
-		if i < len(g) {
-			gl = g[i]
-		}
-		if wl != gl {
-			b.WriteString("line " + itoa(i+1) + ":\n  - " + wl + "\n  + " + gl + "\n")
-			shown++
-		}
-	}
-	return b.String()
-}
+// lineDiff is golden.Diff for the golden tests of this package.
+func lineDiff(want, got string) string { return golden.Diff(want, got) }
 
 func itoa(i int) string    { return strings.TrimSpace(strings.Repeat(" ", 0) + jsonNum(i)) }
 func jsonNum(i int) string { b, _ := json.Marshal(i); return string(b) }

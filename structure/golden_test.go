@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stratakb/stratakb/internal/golden"
 	"github.com/stratakb/stratakb/schema"
 )
 
@@ -71,70 +72,8 @@ func TestGolden(t *testing.T) {
 				t.Fatalf("%v (run go test ./structure -update to write it)", err)
 			}
 			if got != string(want) {
-				t.Errorf("%s differs from %s (- want, + got; rewrite with -update if the change is right):\n%s", d.file, path, lineDiff(string(want), got))
+				t.Errorf("%s differs from %s (- want, + got; rewrite with -update if the change is right):\n%s", d.file, path, golden.Diff(string(want), got))
 			}
 		})
-	}
-}
-
-// lineDiff is a small line diff (longest common subsequence) that shows
-// changed lines with - and + and two lines of context.
-func lineDiff(a, b string) string {
-	x := strings.Split(a, "\n")
-	y := strings.Split(b, "\n")
-	n, m := len(x), len(y)
-	lcs := make([][]int, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if x[i] == y[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	type op struct {
-		kind byte
-		line string
-	}
-	var ops []op
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && x[i] == y[j]:
-			ops = append(ops, op{' ', x[i]})
-			i++
-			j++
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			ops = append(ops, op{'+', y[j]})
-			j++
-		default:
-			ops = append(ops, op{'-', x[i]})
-			i++
-		}
-	}
-	var out strings.Builder
-	for k, o := range ops {
-		near := false
-		for d := -2; d <= 2; d++ {
-			if k+d >= 0 && k+d < len(ops) && ops[k+d].kind != ' ' {
-				near = true
-			}
-		}
-		if near {
-			fmt.Fprintf(&out, "%c %s\n", o.kind, o.line)
-		}
-	}
-	return out.String()
-}
-
-// TestLineDiff checks that the diff shows what changed.
-func TestLineDiff(t *testing.T) {
-	d := lineDiff("a\nb\nc\n", "a\nB\nc\n")
-	if !strings.Contains(d, "- b") || !strings.Contains(d, "+ B") || !strings.Contains(d, "  a") {
-		t.Errorf("diff:\n%s", d)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stratakb/stratakb/jobs"
 	"github.com/stratakb/stratakb/parsers"
+	"github.com/stratakb/stratakb/schema"
 )
 
 // Options for Ingest.
@@ -44,10 +45,10 @@ func Ingest(t testing.TB, pool *pgxpool.Pool, layer jobs.Layer, opt Options) job
 	defer cancel()
 	Migrate(t, pool)
 	if layer.AnswerMode == "" {
-		layer.AnswerMode = "grounded"
+		layer.AnswerMode = schema.DefaultAnswerMode
 	}
 	if layer.ChunkSize == 0 {
-		layer.ChunkSize = 800
+		layer.ChunkSize = schema.DefaultChunkSize
 	}
 	l, err := jobs.UpsertLayer(ctx, pool, layer)
 	if err != nil {
@@ -97,7 +98,7 @@ func Ingest(t testing.TB, pool *pgxpool.Pool, layer jobs.Layer, opt Options) job
 		if err != nil {
 			t.Fatalf("ingesttest: %v", err)
 		}
-		active, err := jobs.ActiveEmbedJobs(ctx, pool, l.ID)
+		active, err := jobs.ActiveEmbedJobs(ctx, client, pool, l.ID)
 		if err != nil {
 			t.Fatalf("ingesttest: %v", err)
 		}

@@ -18,7 +18,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
-	"github.com/stratakb/stratakb/chunker"
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/config"
 	"github.com/stratakb/stratakb/internal/embedding"
@@ -261,21 +260,22 @@ func (l *listFlag) Set(v string) error {
 
 // preset is a named bundle of layer defaults.
 type preset struct {
-	answerMode string
+	answerMode schema.AnswerMode
 	chunkSize  int
 }
 
 var presets = map[string]preset{
-	"docs":      {answerMode: "grounded", chunkSize: chunker.DefaultSize},
-	"contracts": {answerMode: "extractive", chunkSize: 1200},
+	"docs":      {answerMode: schema.DefaultAnswerMode, chunkSize: schema.DefaultChunkSize},
+	"contracts": {answerMode: schema.AnswerExtractive, chunkSize: 1200},
 }
 
 func (e *env) add(ctx context.Context, args []string) error {
 	fs := newFlagSet("add", e.stderr)
 	name := fs.String("layer", "", "layer name (letters, digits, '_', '-', '.')")
 	desc := fs.String("description", "", "what the layer holds (used for routing)")
-	mode := fs.String("answer-mode", "", "grounded or extractive")
-	size := fs.Int("chunk-size", 0, "chunk size in bytes of text (200-20000; default 800, preset contracts 1200)")
+	mode := fs.String("answer-mode", "", fmt.Sprintf("%s or %s", schema.AnswerGrounded, schema.AnswerExtractive))
+	size := fs.Int("chunk-size", 0, fmt.Sprintf("chunk size in bytes of text (%d-%d; default %d, preset contracts %d)",
+		schema.MinChunkSize, schema.MaxChunkSize, schema.DefaultChunkSize, presets["contracts"].chunkSize))
 	presetName := fs.String("preset", "", "defaults bundle: docs or contracts")
 	wait := fs.Bool("wait", false, "wait for the ingest to finish and print a summary")
 	allowDeletes := fs.Bool("allow-deletes", false, "let this run delete more than half of the layer's documents")
@@ -317,7 +317,7 @@ func (e *env) add(ctx context.Context, args []string) error {
 	}
 	defer e.close()
 
-	layer := jobs.Layer{Name: *name, AnswerMode: "grounded", ChunkSize: presets["docs"].chunkSize}
+	layer := jobs.Layer{Name: *name, AnswerMode: presets["docs"].answerMode, ChunkSize: presets["docs"].chunkSize}
 	if old, err := jobs.GetLayer(ctx, e.pool, *name); err == nil {
 		layer = old
 	} else if !errors.Is(err, jobs.ErrLayerNotFound) {
@@ -335,14 +335,15 @@ func (e *env) add(ctx context.Context, args []string) error {
 		layer.Description = *desc
 	}
 	if set["answer-mode"] {
-		if *mode != "grounded" && *mode != "extractive" {
-			return usagef("add: --answer-mode must be grounded or extractive")
+		m, err := schema.ParseAnswerMode(*mode)
+		if err != nil {
+			return usagef("add: --answer-mode must be %s or %s", schema.AnswerGrounded, schema.AnswerExtractive)
 		}
-		layer.AnswerMode = *mode
+		layer.AnswerMode = m
 	}
 	if set["chunk-size"] {
-		if *size < 200 || *size > 20000 {
-			return usagef("add: --chunk-size must be from 200 to 20000")
+		if *size < schema.MinChunkSize || *size > schema.MaxChunkSize {
+			return usagef("add: --chunk-size must be from %d to %d", schema.MinChunkSize, schema.MaxChunkSize)
 		}
 		layer.ChunkSize = *size
 	}
@@ -478,12 +479,12 @@ func (e *env) runIngest(ctx context.Context, layers []jobs.Layer, wait, allowDel
 		if empty {
 			failed = true
 		}
-		if cc.Vectorizer != nil && p.Status != "failed" {
+		if cc.Vectorizer != nil && p.Status != schema.RunFailed {
 			if err := e.waitVectors(ctx, client, l, cc.Vectorizer.Model().Name); err != nil {
 				return err
 			}
 		}
-		if p.Status == "failed" || p.Failed > 0 {
+		if p.Status == schema.RunFailed || p.Failed > 0 {
 			failed = true
 		}
 	}

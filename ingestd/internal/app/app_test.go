@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/xuri/excelize/v2"
 
@@ -85,14 +86,19 @@ func TestAddHandbookThenNothingChanges(t *testing.T) {
 	if docs != 4 || chunks < 4 {
 		t.Errorf("stored %d documents and %d chunks, want 4 documents and at least 4 chunks", docs, chunks)
 	}
-	var chunkIDs []int64
-	rows, _ := p.Query(context.Background(), `SELECT id FROM strata.chunks ORDER BY id`)
-	for rows.Next() {
-		var id int64
-		_ = rows.Scan(&id)
-		chunkIDs = append(chunkIDs, id)
+	ids := func() []int64 {
+		t.Helper()
+		rows, err := p.Query(context.Background(), `SELECT id FROM strata.chunks ORDER BY id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
 	}
-	rows.Close()
+	chunkIDs := ids()
 
 	code, out, errOut = c.run("add", dir, "--layer", "handbook", "--wait")
 	if code != 0 {
@@ -101,14 +107,7 @@ func TestAddHandbookThenNothingChanges(t *testing.T) {
 	if !strings.Contains(out, "nothing changed (4 files unchanged)") {
 		t.Errorf("second add does not say nothing changed:\n%s", out)
 	}
-	var after []int64
-	rows, _ = p.Query(context.Background(), `SELECT id FROM strata.chunks ORDER BY id`)
-	for rows.Next() {
-		var id int64
-		_ = rows.Scan(&id)
-		after = append(after, id)
-	}
-	rows.Close()
+	after := ids()
 	if len(after) != len(chunkIDs) || len(after) == 0 || after[0] != chunkIDs[0] || after[len(after)-1] != chunkIDs[len(chunkIDs)-1] {
 		t.Errorf("chunks changed on a re-run of an unchanged folder: before %v, after %v", chunkIDs, after)
 	}

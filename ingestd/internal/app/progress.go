@@ -12,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/schema"
 )
 
 // isTerminal reports whether w is a character device (a terminal), where
@@ -42,7 +43,7 @@ func (e *env) waitRun(ctx context.Context, l jobs.Layer, runID int64) (jobs.RunP
 		done := parsing - p.Queued
 		var line string
 		switch p.Status {
-		case "walking":
+		case schema.RunWalking:
 			// Say what the scan waits for when it has not started: jobs
 			// ahead of it, perhaps left by a process that was killed.
 			if time.Since(lastAhead) >= time.Second {
@@ -57,7 +58,7 @@ func (e *env) waitRun(ctx context.Context, l jobs.Layer, runID int64) (jobs.RunP
 			if waiting != "" {
 				line = fmt.Sprintf("%s: %s", l.Name, waiting)
 			}
-		case "failed":
+		case schema.RunFailed:
 			line = fmt.Sprintf("%s: stopped", l.Name) // the summary says why
 		default:
 			line = fmt.Sprintf("%s: %d/%d files parsed", l.Name, done, parsing)
@@ -105,7 +106,7 @@ func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) (em
 	if p.FinishedAt != nil {
 		elapsed = p.FinishedAt.Sub(p.StartedAt)
 	}
-	if p.Status == "failed" {
+	if p.Status == schema.RunFailed {
 		fmt.Fprintf(e.stdout, "%s: ingest failed: %s\n", l.Name, p.Error)
 		return false, nil
 	}
@@ -115,8 +116,8 @@ func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) (em
 	}
 	if p.Skipped > 0 {
 		var docs int
-		if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM strata.documents WHERE layer_id = $1 AND status = 'ok'`,
-			l.ID).Scan(&docs); err != nil {
+		if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM strata.documents WHERE layer_id = $1 AND status = $2`,
+			l.ID, schema.DocOK).Scan(&docs); err != nil {
 			return false, fmt.Errorf("count documents of layer %s: %w", l.Name, err)
 		}
 		empty = docs == 0
@@ -126,8 +127,8 @@ func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) (em
 			}
 		}()
 	}
-	added := p.New - countFailed(files, "new")
-	changed := p.Changed - countFailed(files, "changed")
+	added := p.New - countFailed(files, schema.ActionNew)
+	changed := p.Changed - countFailed(files, schema.ActionChanged)
 	if added == 0 && changed == 0 && p.Deleted == 0 && p.Renamed == 0 && p.Failed == 0 && p.Skipped == 0 {
 		fmt.Fprintf(e.stdout, "%s: nothing changed (%d files unchanged) in %s\n", l.Name, p.Unchanged, round(elapsed))
 		return false, nil
@@ -137,11 +138,11 @@ func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) (em
 	shown := 0
 	for _, f := range files {
 		switch {
-		case f.Status == "failed" && f.Action == "unchanged":
+		case f.Status == schema.FileFailed && f.Action == schema.ActionUnchanged:
 			fmt.Fprintf(e.stdout, "  failed   %s: %s (unchanged since it last failed)\n", f.Path, f.Error)
-		case f.Status == "failed":
+		case f.Status == schema.FileFailed:
 			fmt.Fprintf(e.stdout, "  failed   %s: %s\n", f.Path, f.Error)
-		case f.Status == "skipped":
+		case f.Status == schema.FileSkipped:
 			// A folder with thousands of files an --include glob leaves
 			// out would drown the rest: the first ones are shown, and
 			// status lists them all.
@@ -162,10 +163,10 @@ func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) (em
 // maxSkippedShown bounds the skipped files a summary names one by one.
 const maxSkippedShown = 50
 
-func countFailed(files []jobs.FileReport, action string) int {
+func countFailed(files []jobs.FileReport, action schema.FileAction) int {
 	n := 0
 	for _, f := range files {
-		if f.Action == action && f.Status != "ok" {
+		if f.Action == action && f.Status != schema.FileOK {
 			n++
 		}
 	}
@@ -210,7 +211,7 @@ func (e *env) waitVectors(ctx context.Context, client *river.Client[pgx.Tx], l j
 			return err
 		}
 		left := pending[l.ID]
-		active, err := jobs.ActiveEmbedJobs(ctx, e.pool, l.ID)
+		active, err := jobs.ActiveEmbedJobs(ctx, client, e.pool, l.ID)
 		if err != nil {
 			return err
 		}

@@ -6,7 +6,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/schema"
 )
 
 func (e *env) status(ctx context.Context, args []string) error {
@@ -29,7 +32,7 @@ func (e *env) status(ctx context.Context, args []string) error {
 			(SELECT count(*) FROM strata.documents d WHERE d.layer_id = l.id AND d.status = 'failed'),
 			(SELECT count(*) FROM strata.chunks c WHERE c.layer_id = l.id),
 			coalesce((SELECT string_agg(lm.model || ' ' || (SELECT count(*) FROM strata.chunks c WHERE c.layer_id = l.id
-				AND NOT EXISTS (SELECT 1 FROM strata.embeddings e WHERE e.model = lm.model AND e.content_hash = c.content_hash))
+				AND `+jobs.LacksVector("lm.model")+`)
 				|| ' pending', ', ' ORDER BY lm.model) FROM strata.layer_models lm WHERE lm.layer_id = l.id),
 				'all pending: no model has run'),
 			r.id, r.status, r.started_at, coalesce(r.error, '')
@@ -45,21 +48,17 @@ func (e *env) status(ctx context.Context, args []string) error {
 		pushed              bool
 		ok, bad, chunks     int
 		runID               *int64
-		runStatus, runError *string
+		runStatus           *schema.RunStatus
+		runError            *string
 		started             *time.Time
 	}
-	var layers []layerRow
-	for rows.Next() {
+	layers, err := pgx.CollectRows(rows, func(cr pgx.CollectableRow) (layerRow, error) {
 		var r layerRow
-		if err := rows.Scan(&r.id, &r.name, &r.root, &r.pushed, &r.ok, &r.bad, &r.chunks, &r.vectors,
-			&r.runID, &r.runStatus, &r.started, &r.runError); err != nil {
-			rows.Close()
-			return fmt.Errorf("read layers: %w", err)
-		}
-		layers = append(layers, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		err := cr.Scan(&r.id, &r.name, &r.root, &r.pushed, &r.ok, &r.bad, &r.chunks, &r.vectors,
+			&r.runID, &r.runStatus, &r.started, &r.runError)
+		return r, err
+	})
+	if err != nil {
 		return fmt.Errorf("read layers: %w", err)
 	}
 	orphanEmbeds, err := jobs.OrphanedEmbedJobs(ctx, e.pool)
@@ -75,11 +74,11 @@ func (e *env) status(ctx context.Context, args []string) error {
 			// A run's stored status is written by the process working it; a
 			// killed process leaves "running" behind, so an unfinished run
 			// is judged by its jobs and their workers.
-			state, detail := *r.runStatus, ""
-			switch state {
-			case "failed":
+			state, detail := string(*r.runStatus), ""
+			switch *r.runStatus {
+			case schema.RunFailed:
 				detail = *r.runError
-			case "walking", "running":
+			case schema.RunWalking, schema.RunRunning:
 				lv, err := jobs.Liveness(ctx, e.pool, *r.runID)
 				if err != nil {
 					return err
@@ -132,18 +131,14 @@ func (e *env) fileStatus(ctx context.Context, layer string, failedOnly bool) err
 	if err != nil {
 		return fmt.Errorf("read documents: %w", err)
 	}
-	defer rows.Close()
 	fmt.Fprintln(e.stdout)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LAYER\tFILE\tSTATUS\tCHUNKS\tPARSED\tDETAIL")
-	for rows.Next() {
-		var ln, path, status, errText string
-		var warnings []string
-		var chunks int
-		var parsed time.Time
-		if err := rows.Scan(&ln, &path, &status, &errText, &warnings, &chunks, &parsed); err != nil {
-			return fmt.Errorf("read documents: %w", err)
-		}
+	var ln, path, status, errText string
+	var warnings []string
+	var chunks int
+	var parsed time.Time
+	if _, err := pgx.ForEachRow(rows, []any{&ln, &path, &status, &errText, &warnings, &chunks, &parsed}, func() error {
 		detail := errText
 		for _, w := range warnings {
 			if detail != "" {
@@ -152,8 +147,8 @@ func (e *env) fileStatus(ctx context.Context, layer string, failedOnly bool) err
 			detail += "warning: " + w
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", ln, path, status, chunks, parsed.UTC().Format("2006-01-02 15:04"), detail)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return fmt.Errorf("read documents: %w", err)
 	}
 	tw.Flush()
@@ -167,15 +162,14 @@ func (e *env) fileStatus(ctx context.Context, layer string, failedOnly bool) err
 	if err != nil {
 		return fmt.Errorf("read skipped files: %w", err)
 	}
-	defer skipped.Close()
-	for skipped.Next() {
-		var ln, path, why string
-		if err := skipped.Scan(&ln, &path, &why); err != nil {
-			return fmt.Errorf("read skipped files: %w", err)
-		}
+	var why string
+	if _, err := pgx.ForEachRow(skipped, []any{&ln, &path, &why}, func() error {
 		fmt.Fprintf(e.stdout, "skipped %s/%s: %s\n", ln, path, why)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("read skipped files: %w", err)
 	}
-	return skipped.Err()
+	return nil
 }
 
 // skipNotes says, under the layer table, which layers' last run skipped
@@ -193,20 +187,19 @@ func (e *env) skipNotes(ctx context.Context, layer string) error {
 	if err != nil {
 		return fmt.Errorf("read skipped files: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var ln string
-		var skipped, docs int
-		if err := rows.Scan(&ln, &skipped, &docs); err != nil {
-			return fmt.Errorf("read skipped files: %w", err)
-		}
+	var ln string
+	var skipped, docs int
+	if _, err := pgx.ForEachRow(rows, []any{&ln, &skipped, &docs}, func() error {
 		if docs == 0 {
 			fmt.Fprintf(e.stdout, "layer %s has no documents: its last run skipped %d files ('ingestd status --layer %s --failed' says why)\n", ln, skipped, ln)
-			continue
+			return nil
 		}
 		fmt.Fprintf(e.stdout, "layer %s: its last run skipped %d files ('ingestd status --layer %s --failed' says why)\n", ln, skipped, ln)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("read skipped files: %w", err)
 	}
-	return rows.Err()
+	return nil
 }
 
 func (e *env) serve(ctx context.Context, args []string) error {

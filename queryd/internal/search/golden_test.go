@@ -6,11 +6,11 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stratakb/stratakb/embed"
+	"github.com/stratakb/stratakb/internal/golden"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/internal/testenv"
 	"github.com/stratakb/stratakb/jobs"
@@ -145,7 +145,7 @@ func runGolden(t *testing.T, dir string, model embed.Embedder) {
 				t.Fatalf("%v (run with -update to write it)", err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Errorf("response differs from %s:\n%s", path, lineDiff(string(want), string(got)))
+				t.Errorf("response differs from %s:\n%s", path, golden.Diff(string(want), string(got)))
 			}
 		})
 	}
@@ -166,23 +166,4 @@ func normalise(resp *Response) {
 			r.Ref = r.Layer + "/" + r.File + ":" + span
 		}
 	}
-}
-
-// lineDiff lists the lines that differ, with their numbers.
-func lineDiff(want, got string) string {
-	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
-	var b strings.Builder
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var a, c string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			c = g[i]
-		}
-		if a != c {
-			b.WriteString("line " + strconv.Itoa(i+1) + ":\n  want " + a + "\n  got  " + c + "\n")
-		}
-	}
-	return b.String()
 }

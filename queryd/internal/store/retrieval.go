@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
+
+	"github.com/stratakb/stratakb/schema"
 )
 
 // Layer is what search needs to know about a layer.
@@ -328,11 +330,6 @@ type VecHit struct {
 	Similarity float64
 }
 
-// modelLiteral quotes a model name for inlining: the HNSW index is partial
-// on model = '<name>', and the planner proves that predicate only from a
-// literal, never from a parameter of a generic plan.
-func modelLiteral(m string) string { return "'" + strings.ReplaceAll(m, "'", "''") + "'" }
-
 // SearchVectors finds the chunks of the layers whose window vectors are
 // nearest the query vector. The model's HNSW index (the expression
 // embedding::vector(dims), partial on the model) orders the windows; with
@@ -349,13 +346,17 @@ func (s *Corpus) SearchVectors(ctx context.Context, q VectorQuery) ([]VecHit, er
 		return nil, fmt.Errorf("vector search: query vector has %d dimensions, model %s has %d", len(q.Vector), q.Model, q.Dims)
 	}
 	dist := fmt.Sprintf("(e.embedding::vector(%d) <=> $1::vector(%d))", q.Dims, q.Dims)
+	// The model is inlined as schema.ModelLiteral writes it: the HNSW index
+	// is partial on model = '<name>' in the same words, and the planner
+	// proves that predicate only from a literal, never from a parameter of a
+	// generic plan.
 	// Several windows of one chunk may come first: ask for twice the chunks.
 	windows := q.Limit * 2
 	sql := `
 		WITH nn AS MATERIALIZED (
 			SELECT e.content_hash, ` + dist + ` AS dist
 			FROM strata.embeddings e
-			WHERE e.model = ` + modelLiteral(q.Model) + `
+			WHERE e.model = ` + schema.ModelLiteral(q.Model) + `
 			AND EXISTS (SELECT 1 FROM strata.chunks c WHERE c.content_hash = e.content_hash
 				AND c.layer_id = ANY($2) AND c.metadata @> $3::jsonb)
 			ORDER BY ` + dist + `
