@@ -7,6 +7,7 @@ import (
 
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/toolargs"
+	"github.com/stratakb/stratakb/schema"
 )
 
 // Limits and defaults of strata_ask's arguments.
@@ -20,8 +21,8 @@ const (
 const (
 	FormatConcise  = "concise"
 	FormatDetailed = "detailed"
-	ModeGrounded   = "grounded"
-	ModeExtractive = "extractive"
+	ModeGrounded   = string(schema.AnswerGrounded)
+	ModeExtractive = string(schema.AnswerExtractive)
 )
 
 // Request is strata_ask's arguments.
