@@ -20,25 +20,29 @@ import (
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
-// noReranker is why strata_ask runs without a reranker until one is wired:
-// the detailed response says so.
-const noReranker = "no reranker is available in this build (the offline reranker is not built yet and RERANKING_PROVIDER is not wired)"
+// noReranker is why strata_ask runs without a reranker until the offline
+// model is trained: the detailed response says so.
+const noReranker = "the offline reranker has no trained model in this build (RERANKING_PROVIDER=http points at a cross-encoder)"
 
 // newAsker builds strata_ask over the corpus with the query embedder;
 // ledger, when set, records the interactions.
-func newAsker(corpus *store.Corpus, ledger *store.Ledger, q *queryEmbedder, cfg Config, log *slog.Logger) *askpkg.Asker {
+func newAsker(corpus *store.Corpus, ledger *store.Ledger, q *queryEmbedder, cfg Config, log *slog.Logger) (*askpkg.Asker, error) {
 	opts := q.options(cfg)
 	eng := retrieve.New(corpus, retrieve.Options{Embedder: opts.Embedder, EmbedderError: opts.EmbedderError,
 		KeywordSlots: opts.KeywordSlots})
-	o := askpkg.Options{Engine: eng, Docs: corpus, NoReranker: noReranker, Logger: log,
+	o := askpkg.Options{Engine: eng, Docs: corpus, Logger: log,
 		Budget: cfg.AnswerTokenBudget, RawQueries: cfg.Server.RawQueries}
-	if !cfg.Reranking.Enabled {
-		o.NoReranker = "reranking is off (RERANKING_ENABLED=false)"
+	var err error
+	if o.Reranker, o.NoReranker, err = newReranker(cfg, log); err != nil {
+		return nil, err
+	}
+	if o.Rewriter, err = newRewriter(cfg, log); err != nil {
+		return nil, err
 	}
 	if ledger != nil && cfg.LearningEnabled {
 		o.Recorder = recorder{ledger}
 	}
-	return askpkg.New(o)
+	return askpkg.New(o), nil
 }
 
 // recorder stores strata_ask's interactions in the ledger.
@@ -105,7 +109,11 @@ func askVerb(ctx context.Context, args []string, getenv func(string) string, std
 	q := newQueryEmbedder(cfg.Embed, log)
 	defer q.close()
 	// The command line records no interaction: nobody can rate it later.
-	resp, err := newAsker(corpus, nil, q, cfg, log).Ask(caller.With(ctx, caller.Stdio()), req)
+	asker, err := newAsker(corpus, nil, q, cfg, log)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	resp, err := asker.Ask(caller.With(ctx, caller.Stdio()), req)
 	if qerr.KindOf(err) == qerr.Invalid {
 		return usagef("ask: %v", err)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/config"
+	"github.com/stratakb/stratakb/queryd/internal/rerank"
+	"github.com/stratakb/stratakb/queryd/internal/rewrite"
 	searchpkg "github.com/stratakb/stratakb/queryd/internal/search"
 	"github.com/stratakb/stratakb/queryd/internal/server"
 )
@@ -32,7 +34,7 @@ const (
 	DefaultAnswerTokenBudget = 1500
 	MinAnswerTokenBudget     = 200
 	MaxAnswerTokenBudget     = 20000
-	DefaultAnthropicModel    = "claude-haiku-4-5"
+	DefaultAnthropicModel    = rewrite.DefaultAnthropicModel
 	DefaultRewriteTimeout    = 10 * time.Second
 	MinRewriteTimeout        = time.Second
 	MaxRewriteTimeout        = 5 * time.Minute
@@ -79,10 +81,14 @@ type Config struct {
 	LearningEnabled bool
 }
 
-// RerankConfig is the cross-encoder that reorders candidates.
+// RerankConfig is the reranker that reorders candidates.
 type RerankConfig struct {
 	Enabled bool   // RERANKING_ENABLED
 	Model   string // RERANKING_MODEL; also scores extractive sentences when disabled
+	// HTTP is the rerank endpoint when RERANKING_PROVIDER=http
+	// (RERANKING_BASE_URL, RERANKING_API_KEY, RERANKING_FORMAT,
+	// RERANKING_RAW_SCORES, RERANKING_BATCH_SIZE, RERANKING_TIMEOUT).
+	HTTP rerank.Config
 }
 
 // RewriteConfig is the language model that turns a question into searches.
@@ -115,7 +121,7 @@ func DefaultConfig() Config {
 		Embed:             embed.DefaultConfig(),
 		KeywordSlots:      searchpkg.DefaultKeywordSlots,
 		AnswerTokenBudget: DefaultAnswerTokenBudget,
-		Reranking:         RerankConfig{Enabled: true, Model: RerankLocal},
+		Reranking:         RerankConfig{Enabled: true, Model: RerankLocal, HTTP: rerank.DefaultConfig()},
 		Rewrite:           RewriteConfig{Provider: RewriteNone, Timeout: DefaultRewriteTimeout},
 		LearningEnabled:   true,
 	}
@@ -145,6 +151,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	r.Bool("RERANKING_ENABLED", &c.Reranking.Enabled)
 	r.String("RERANKING_MODEL", &c.Reranking.Model)
 	r.Bool("LEARNING_ENABLED", &c.LearningEnabled)
+	rh := &c.Reranking.HTTP
+	r.OneOf("RERANKING_PROVIDER", &rh.Provider, rerank.ProviderOffline, rerank.ProviderHTTP)
+	r.String("RERANKING_BASE_URL", &rh.BaseURL)
+	r.Secret("RERANKING_API_KEY", &rh.APIKey)
+	r.OneOf("RERANKING_FORMAT", &rh.Format, rerank.FormatTEI, rerank.FormatCohere)
+	r.Bool("RERANKING_RAW_SCORES", &rh.RawScores)
+	r.Int("RERANKING_BATCH_SIZE", &rh.BatchSize, 1, rerank.MaxBatchSize)
+	r.Duration("RERANKING_TIMEOUT", &rh.Timeout, time.Second, 5*time.Minute)
 
 	rw := &c.Rewrite
 	r.Secret("ANTHROPIC_API_KEY", &rw.AnthropicAPIKey)
@@ -188,6 +202,12 @@ func (c Config) Validate() error {
 	}
 	if strings.TrimSpace(c.Reranking.Model) == "" {
 		bad("RERANKING_MODEL: empty; leave it unset for %q, the bundled model", RerankLocal)
+	}
+	if c.Reranking.HTTP.Provider == rerank.ProviderHTTP {
+		h := c.rerankHTTP()
+		if err := h.Validate(); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := c.Rewrite.validate(c.Embed.LocalOnly); err != nil {
 		errs = append(errs, err)
@@ -320,4 +340,27 @@ func keyState(k string) string {
 		return "unset"
 	}
 	return "set"
+}
+
+// rerankHTTP is the rerank endpoint's configuration with RERANKING_ENABLED,
+// RERANKING_MODEL and STRATA_LOCAL_ONLY filled in.
+func (c Config) rerankHTTP() rerank.Config {
+	h := c.Reranking.HTTP
+	h.Enabled, h.Model, h.LocalOnly = c.Reranking.Enabled, c.Reranking.Model, c.Embed.LocalOnly
+	if h.Model == RerankLocal {
+		h.Model = ""
+	}
+	return h
+}
+
+// rewriteConfig is the query rewriter's configuration.
+func (c Config) rewriteConfig() rewrite.Config {
+	rc := rewrite.DefaultConfig()
+	rw := c.Rewrite
+	rc.Provider, rc.BaseURL, rc.Model, rc.Timeout, rc.LocalOnly = rw.Provider, rw.BaseURL, rw.Model, rw.Timeout, c.Embed.LocalOnly
+	rc.APIKey = rw.APIKey
+	if rw.Provider == RewriteAnthropic {
+		rc.APIKey = rw.AnthropicAPIKey
+	}
+	return rc
 }

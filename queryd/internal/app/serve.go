@@ -66,7 +66,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	} else if err != nil {
 		log.Warn("database not available yet; tools will answer unavailable until it is", slog.String("error", err.Error()))
 	}
-	asker := newAsker(corpus, ledger, q, cfg, log)
+	asker, err := newAsker(corpus, ledger, q, cfg, log)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
 	srv, err := server.New(cfg.Server, server.Deps{Searcher: searchpkg.NewWithOptions(corpus, opts), Asker: asker,
 		DB: db, Model: q, Logger: log, Metrics: metrics})
 	if err != nil {
