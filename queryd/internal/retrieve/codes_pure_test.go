@@ -14,7 +14,7 @@ func TestExactTermsCodes(t *testing.T) {
 		"reason codes NARR and AC04":                    {"NARR", "AC04"},
 		"What does status code 404 mean?":               {"404"},
 		"a 299 warning on the response.":                {"299"},
-		"HTTP 404 after a redirect":                     {"404"},
+		"HTTP 404 after a redirect":                     {"HTTP", "404"},
 		"error 500, then a retry":                       {"500"},
 		"WHAT DOES THE CODE MEAN":                       nil,     // shouting, not codes
 		"code 7.2 of the agreement":                     {"7.2"}, // an exact term, but no code
