@@ -80,8 +80,9 @@ func ExactTerms(q string) []string {
 }
 
 // IsCode says whether an exact term is a code (RJCT, AC04, W123, 404,
-// pacs.008) rather than a name or a hyphenated word: a code that is rare
-// in the layers searched gets Params.CodeBoost instead of PhraseBoost.
+// pacs.008) rather than a name or a hyphenated word: a code that is not
+// common in the layers searched (Params.CommonTermShare) outranks the
+// question's other words (Params.CodeBoost).
 func IsCode(term string) bool { return codeRe.MatchString(term) }
 
 // tsLiteral quotes a lexeme for a tsquery.
@@ -93,8 +94,11 @@ func tsLiteral(l string) string {
 type Lexical struct {
 	// Hits are the BM25 hits, best first.
 	Hits []store.LexHit
-	// Terms are the exact terms it looked for (LexHit.Exact indexes them).
-	Terms []string
+	// Terms are the exact terms it looked for (LexHit.Exact indexes them);
+	// Boosts what a chunk holding each as written gets on top of its BM25
+	// score (0 for a term found all over the layers).
+	Terms  []string
+	Boosts []float64
 	// Path says how it chose the chunks it scored.
 	Path LexicalPath
 }
@@ -120,6 +124,15 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 	idf := func(l string) float64 {
 		df := float64(stats.DF[l])
 		return math.Log(1 + (n-df+0.5)/(df+0.5))
+	}
+	// bound is at least what any chunk can score from the query's words
+	// and the other exact terms: a rare code's boost of CodeBoost x bound
+	// (CodeBoost 1) puts every chunk holding it above every chunk without.
+	bound := 0.0
+	for _, l := range lexemes {
+		if stats.DF[l] > 0 {
+			bound += (p.K1 + 1 + p.PhraseBoost) * idf(l)
+		}
 	}
 	var phrases, terms []string
 	var boosts []float64
@@ -151,11 +164,11 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 		if rarest != "" {
 			phraseLexemes[rarest] = true
 		}
-		boost := p.PhraseBoost
-		if IsCode(t) {
-			boost = max(boost, p.CodeBoost)
+		boost := p.PhraseBoost * b
+		if IsCode(t) && p.CodeBoost > 0 {
+			boost = max(boost, p.CodeBoost*bound)
 		}
-		boosts = append(boosts, boost*b)
+		boosts = append(boosts, boost)
 	}
 	q := store.BM25Query{LayerIDs: ids, Filter: r.q.Filter, K1: p.K1, B: p.B, AvgLen: avg,
 		Limit: depth, Phrases: phrases, ExactFirst: p.ExactFirst}
@@ -183,7 +196,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 		}
 	}
 	if len(q.Terms) == 0 {
-		return Lexical{Terms: terms}, nil
+		return Lexical{Terms: terms, Boosts: boosts}, nil
 	}
 	var path LexicalPath
 	if p.ImpactPerTerm > 0 {
@@ -209,7 +222,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 		// pass it may be too few while other chunks would pass: a filter
 		// must never hide a match, so the GIN path scores them all.
 		if len(r.q.Filter) == 0 || len(hits) >= depth {
-			return Lexical{Hits: hits, Terms: terms,
+			return Lexical{Hits: hits, Terms: terms, Boosts: boosts,
 				Path: LexicalPath{Kind: "postings", PerTerm: p.ImpactPerTerm, Candidates: cands}}, nil
 		}
 		q.Impact = nil
@@ -236,7 +249,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 	if err != nil {
 		return Lexical{}, err
 	}
-	return Lexical{Hits: hits, Terms: terms, Path: path}, nil
+	return Lexical{Hits: hits, Terms: terms, Boosts: boosts, Path: path}, nil
 }
 
 // fuse merges the channels by weighted reciprocal rank fusion:

@@ -32,9 +32,12 @@ type Params struct {
 	// chunks holding more exact terms first.
 	PhraseBoost float64
 	ExactFirst  bool
-	// CodeBoost replaces PhraseBoost for an exact term that is a code
-	// (IsCode: RJCT, AC04, 404, pacs.008): a rare code outweighs the
-	// question's generic words, so the chunk holding it comes first.
+	// CodeBoost: a chunk holding an exact term that is a code (IsCode:
+	// RJCT, AC04, 404, pacs.008) and not common in the layers gets
+	// CodeBoost times a bound on what the query's other words can score
+	// (Σ idf x (K1+1+PhraseBoost)): with 1 it ranks above every chunk
+	// without the code, the question's generic words ordering the chunks
+	// that hold it. 0 boosts a code like any exact term.
 	CodeBoost float64
 	// CommonTermShare: an exact term whose rarest lexeme is in more than
 	// this share of the searched chunks (and in more than one) gets no
@@ -78,7 +81,7 @@ const defaultDepth = 50
 func DefaultParams() Params {
 	return Params{RRFK: 60, LexicalWeight: 1, VectorWeight: 1, EFSearch: 100,
 		ConfidenceHigh: 0.6, ConfidenceMedium: 0.45, MinSimilarity: 0.25,
-		K1: 1.2, B: 0.4, PhraseBoost: 0.5, CodeBoost: 2, CommonTermShare: 0.2,
+		K1: 1.2, B: 0.4, PhraseBoost: 0.5, CodeBoost: 1, CommonTermShare: 0.5,
 		PruneFraction: 0.05, PruneMinChunks: 1000,
 		ImpactPerTerm: 2000, ImpactCandidates: 300, ImpactPhraseLimit: 1000,
 		KeywordSlots: 1}
