@@ -67,8 +67,9 @@ type ExactLookup struct {
 }
 
 // exactSections looks up the sections the query names in the layers. It
-// returns up to MaxExactResults, in the order of the references and then by
-// file path, and how the lookup went.
+// returns up to MaxExactResults, the documents the rest of the question
+// points to first (orderByDocument), then in the order of the references
+// and by file path, and how the lookup went.
 func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactLookup, error) {
 	refs := structure.ParseReferences(r.q.Text)
 	if len(refs) == 0 {
@@ -120,6 +121,10 @@ func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactL
 			which[s.ID] = ref
 			found = append(found, s)
 		}
+	}
+	found, err := r.orderByDocument(ctx, found, lookup, ids)
+	if err != nil {
+		return nil, ExactLookup{}, err
 	}
 	var out []Section
 	for i, s := range found {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,6 +32,8 @@ type runOutcome struct {
 	resp          *Response
 	simAvailable  bool
 	nonExactCount int
+	// exactCount is how many exact sections it returned.
+	exactCount int
 }
 
 // run searches the layers. d, when routed, is the routing decision whose
@@ -128,7 +131,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, d *route.Decisi
 		}
 	}
 
-	judge(resp, params, out.SimilarityAvailable)
+	judge(resp, params, out)
 
 	nonExact := len(resp.Results) - len(out.Sections)
 	if len(req.MetadataFilter) > 0 && nonExact < req.TopK {
@@ -143,7 +146,8 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, d *route.Decisi
 	if req.Explain {
 		resp.Explain = ex
 	}
-	return &runOutcome{resp: resp, simAvailable: out.SimilarityAvailable, nonExactCount: nonExact}, nil
+	return &runOutcome{resp: resp, simAvailable: out.SimilarityAvailable, nonExactCount: nonExact,
+		exactCount: len(out.Sections)}, nil
 }
 
 // embedReason says in words, redacted, why the query had no vector.
@@ -257,19 +261,26 @@ func describeFilter(f map[string]string) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-// judge sets the confidence level from the results' similarities: high when
-// the best reaches the high mark and three or more reach the medium mark,
-// medium when the best reaches the medium mark, else low with a warning.
-func judge(resp *Response, p retrieve.Params, simAvailable bool) {
+// judge sets the confidence level from the similarities of the exact
+// sections and of the first retrieve.ConfidenceWindow passages of the
+// ranking, whatever top_k (so the level, and routing's fallback, do not
+// change with top_k): high when the best reaches the high mark and three or
+// more reach the medium mark, medium when the best reaches the medium mark,
+// else low with a warning.
+func judge(resp *Response, p retrieve.Params, out *retrieve.Outcome) {
 	best, atMedium := 0.0, 0
-	for _, r := range resp.Results {
-		best = math.Max(best, r.Similarity)
-		if r.Similarity >= p.ConfidenceMedium {
+	sims := slices.Clone(out.JudgeSimilarities)
+	for _, s := range out.Sections {
+		sims = append(sims, s.Similarity)
+	}
+	for _, s := range sims {
+		best = math.Max(best, s)
+		if s >= p.ConfidenceMedium {
 			atMedium++
 		}
 	}
 	switch {
-	case !simAvailable:
+	case !out.SimilarityAvailable:
 		resp.Confidence = "low"
 		resp.Warning = "Confidence could not be judged: no similarity between the query and the passages was available, so results are ranked by their words only. Check that they answer the question."
 	case len(resp.Results) == 0:

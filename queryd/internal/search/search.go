@@ -20,6 +20,7 @@ import (
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
+	"github.com/stratakb/stratakb/queryd/internal/route"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -118,6 +119,9 @@ type Explain struct {
 	// metadata_filter).
 	LexicalCandidates string   `json:"lexical_candidates,omitempty"`
 	RoutedLayers      []string `json:"routed_layers,omitempty"`
+	// Routing says what chose each routed layer: a pattern, or its
+	// description (with the words it shares with the query).
+	Routing []route.Why `json:"routing,omitempty"`
 	References        []string `json:"references,omitempty"`
 	Cached            bool     `json:"cached"`
 	TookMS            float64  `json:"took_ms"`
