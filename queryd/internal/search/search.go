@@ -121,10 +121,10 @@ type Explain struct {
 	RoutedLayers      []string `json:"routed_layers,omitempty"`
 	// Routing says what chose each routed layer: a pattern, or its
 	// description (with the words it shares with the query).
-	Routing []route.Why `json:"routing,omitempty"`
-	References        []string `json:"references,omitempty"`
-	Cached            bool     `json:"cached"`
-	TookMS            float64  `json:"took_ms"`
+	Routing    []route.Why `json:"routing,omitempty"`
+	References []string    `json:"references,omitempty"`
+	Cached     bool        `json:"cached"`
+	TookMS     float64     `json:"took_ms"`
 }
 
 // Response is strata_search's answer.
