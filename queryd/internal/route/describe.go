@@ -73,12 +73,12 @@ var stopwords = func() map[string]bool {
 }()
 
 // contentTerms returns the text's content words, lower-cased and crudely
-// stemmed (plural and -ing/-ed endings), stopwords and one-letter words
-// left out, in order.
+// stemmed (plural and -ing/-ed endings), stopwords and words of one or two
+// letters ("go", "eu": too often another word) left out, in order.
 func contentTerms(s string) []string {
 	var out []string
 	for _, w := range words(strings.ToLower(s)) {
-		if len([]rune(w)) < 2 || stopwords[w] {
+		if len([]rune(w)) < 3 || stopwords[w] {
 			continue
 		}
 		w = stem(w)
