@@ -90,6 +90,19 @@ func TestIssue12Routing(t *testing.T) {
 		}
 	})
 
+	t.Run("class 4: a fallback keeps the routed layer's section first", func(t *testing.T) {
+		// top_k 10 is more than regs holds: the search falls back to all
+		// layers, where the contract has an Article 5 too, first by path.
+		resp := mustSearch(t, f.searcher(t), Request{Query: "What does Article 5 of the regulation say?", TopK: 10})
+		if resp.RoutingFallback == nil || resp.RoutingFallback.Reason != "insufficient_results" {
+			t.Fatalf("want the insufficient_results fallback, got %+v", resp.RoutingFallback)
+		}
+		if fs := files(resp); len(fs) < 2 || fs[0] != "regs/regulation.md" || resp.Results[0].Match != "exact" ||
+			resp.Results[1].Match != "exact" || !resp.Results[1].OutsideRouting {
+			t.Errorf("the regulation's Article 5 first, then the contract's outside routing, got %v", fs)
+		}
+	})
+
 	t.Run("class 8: descriptions route, and explain says why", func(t *testing.T) {
 		for q, want := range map[string]string{
 			"How many unused leave days can be carried over?": "staff",

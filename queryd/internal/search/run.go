@@ -92,7 +92,19 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, d *route.Decisi
 	ex.RRFK, ex.LexicalWeight, ex.VectorWeight = params.RRFK, params.LexicalWeight, params.VectorWeight
 	ex.MinSimilarity = params.MinSimilarity
 
-	for _, s := range out.Sections {
+	sections := out.Sections
+	if d != nil {
+		// A fallback from routing: the sections of the routed layers first.
+		routedName := map[string]bool{}
+		for _, l := range layers {
+			routedName[l.Name] = d.InRouted(l.ID)
+		}
+		sections = slices.Clone(sections)
+		sort.SliceStable(sections, func(i, j int) bool {
+			return routedName[sections[i].Layer] && !routedName[sections[j].Layer]
+		})
+	}
+	for _, s := range sections {
 		r := Result{Ref: s.Ref(), Layer: s.Layer, File: s.File, Page: s.Page,
 			Lines: fmt.Sprintf("%d-%d", s.LineStart, s.LineEnd), ClausePath: s.ClausePath, Text: s.Text,
 			Match: "exact", Cut: s.Cut, Score: 1, Similarity: round(s.Similarity)}
