@@ -139,5 +139,15 @@ func TestCodesAreExactTerms(t *testing.T) {
 			!strings.Contains(strings.Join(out.Candidates[0].ExactTerms, " "), c.code) {
 			t.Errorf("%q: hybrid top 1 should be %s holding %s, got %+v", c.q, c.file, c.code, out.Candidates)
 		}
+		// The keyword slot alone does not do it: it keeps the best lexical
+		// match, which without CodeBoost is a generic chunk.
+		old.KeywordSlots = 1
+		out, err = eng.Query(Query{Text: c.q, TopK: 1, Params: &old}).Search(ctx, []store.Layer{layer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Candidates) == 1 && out.Candidates[0].File == c.file {
+			t.Errorf("%q: without CodeBoost the slot should keep a generic chunk (the fixture no longer shows the issue)", c.q)
+		}
 	}
 }
