@@ -159,6 +159,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 		// boost and does not force its chunks into the candidates.
 		if p.CommonTermShare > 0 && stats.DF[rarest] > 1 && float64(stats.DF[rarest]) > p.CommonTermShare*n {
 			boosts = append(boosts, 0)
+			rarestDF[len(rarestDF)-1] = 0 // no GIN additions either
 			continue
 		}
 		if rarest != "" {
