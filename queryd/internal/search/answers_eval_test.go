@@ -40,34 +40,50 @@ var answersSplit = flag.String("answers.split", "", "answer-quality evaluation s
 // first 10, confidence is the response's own for that top_k.
 const answersTopK = 10
 
-// answersFloor is what the test split must keep, per kind, layer named
-// (routed: the same minus routedSlack). Measured on 2026-12-02 (see
-// docs/retrieval.md) and set just under. The issue's targets, for the
-// fixes to raise these toward:
+// answersFloor is what the test split must keep for one kind. The floors
+// below were measured on 2026-12-02 (docs/retrieval.md, "Answer-quality
+// evaluation") and set just under, about one question lower; a fix that
+// raises a figure raises its floor. The issue's targets (issue 12), for
+// the fixes to raise these toward:
 //
 //	exact hit@1 1.00; lexical hit@1 0.90; code and table hit@5 0.90;
-//	contract hit@1 0.60 and hit@5 0.85; paraphrase hit@5 0.30 (goal);
-//	routed within 0.03 of named; unanswerable low >= 0.80 while answerable
-//	questions with the right passage first are low <= 0.20.
+//	contract hit@1 0.60 and hit@5 0.85; paraphrase hit@5 0.30 (goal for
+//	the local model); routed within 0.03 of named; unanswerable questions
+//	low >= 0.80 while answerable ones with the right passage first are
+//	low <= 0.20.
 type answersFloor struct{ hit1, hit5, mrr float64 }
 
-var answersFloors = map[string]answersFloor{
-	answers.KindExact:      {0, 0, 0},
-	answers.KindLexical:    {0, 0, 0},
-	answers.KindParaphrase: {0, 0, 0},
-	answers.KindCode:       {0, 0, 0},
-	answers.KindContract:   {0, 0, 0},
-	answers.KindTable:      {0, 0, 0},
+// Layer named. Measured (test): exact 0.69 0.94 0.81; lexical 0.86 1.00
+// 0.89; paraphrase 0.00 0.23 0.11; code 0.69 1.00 0.82; contract 0.02 0.29
+// 0.14; table 0.75 1.00 0.88.
+var answersFloorsNamed = map[string]answersFloor{
+	answers.KindExact:      {0.62, 0.87, 0.75},
+	answers.KindLexical:    {0.80, 0.95, 0.84},
+	answers.KindParaphrase: {0, 0.15, 0.06},
+	answers.KindCode:       {0.61, 0.92, 0.75},
+	answers.KindContract:   {0, 0.24, 0.10},
+	answers.KindTable:      {0.62, 0.87, 0.80},
 }
 
-// Floors of the confidence marks on the test split: the share of
-// unanswerable questions marked low must stay at least unanswerableLowFloor;
-// the share of answerable questions with the right passage first marked low
-// must stay at most rightFirstLowCeiling.
+// Routed (no layer named). Measured (test): exact 0.69 0.88 0.78; lexical
+// 0.81 0.95 0.85; paraphrase 0.00 0.00 0.01; code 0.46 0.92 0.63; contract
+// 0.05 0.33 0.17; table 1.00 1.00 1.00.
+var answersFloorsRouted = map[string]answersFloor{
+	answers.KindExact:      {0.62, 0.81, 0.72},
+	answers.KindLexical:    {0.76, 0.90, 0.80},
+	answers.KindParaphrase: {0, 0, 0},
+	answers.KindCode:       {0.38, 0.84, 0.55},
+	answers.KindContract:   {0.02, 0.28, 0.12},
+	answers.KindTable:      {0.87, 0.87, 0.90},
+}
+
+// The confidence marks on the test split (layer named): the share of
+// unanswerable questions marked low must stay at least unanswerableLowFloor
+// (measured 0.88); the share of answerable questions with the right
+// passage first marked low at most rightFirstLowCeiling (measured 0.56).
 const (
-	unanswerableLowFloor = 0.0
-	rightFirstLowCeiling = 1.0
-	routedSlack          = 0.0
+	unanswerableLowFloor = 0.84
+	rightFirstLowCeiling = 0.62
 )
 
 // answersRun is one search of one question.
@@ -78,6 +94,7 @@ type answersRun struct {
 	topSim     float64
 	took       time.Duration
 	exactTop   bool // the first result is an exact section match
+	top        []string
 }
 
 func TestEvalAnswers(t *testing.T) {
@@ -161,27 +178,34 @@ func evalAnswerSplit(t *testing.T, s *Searcher, split string, qs []answers.Quest
 	t.Logf("latency per question (median, layer named / routed): %s / %s", medianDur(named), medianDur(routed))
 	for _, r := range named {
 		if r.q.Kind != answers.KindUnanswerable && r.rank != 1 && testing.Verbose() && os.Getenv("STRATA_EVAL_MISSES") == "1" {
-			t.Logf("miss %s (rank %d, %s): %s", r.q.ID, r.rank, r.confidence, r.q.Question)
+			t.Logf("miss %s (rank %d, %s): %s\n\t%s", r.q.ID, r.rank, r.confidence, r.q.Question, strings.Join(r.top, "\n\t"))
 		}
 	}
 
 	if split != "test" {
 		return
 	}
-	for k, f := range answersFloors {
-		n, r := byKindNamed[k], byKindRouted[k]
-		if n.hit1 < f.hit1 || n.hit5 < f.hit5 || n.mrr < f.mrr {
-			t.Errorf("%s, layer named: hit@1 %.2f hit@5 %.2f MRR %.2f, floors %.2f %.2f %.2f", k, n.hit1, n.hit5, n.mrr, f.hit1, f.hit5, f.mrr)
-		}
-		if r.hit1 < f.hit1-routedSlack || r.hit5 < f.hit5-routedSlack {
-			t.Errorf("%s, routed: hit@1 %.2f hit@5 %.2f, floors %.2f %.2f (named floors minus %.2f)", k, r.hit1, r.hit5, f.hit1-routedSlack, f.hit5-routedSlack, routedSlack)
-		}
-	}
+	checkFloors(t, "layer named", byKindNamed, answersFloorsNamed)
+	checkFloors(t, "routed", byKindRouted, answersFloorsRouted)
 	if sep.unansLow < unanswerableLowFloor {
 		t.Errorf("unanswerable questions marked low: %.2f, floor %.2f", sep.unansLow, unanswerableLowFloor)
 	}
 	if sep.rightLow > rightFirstLowCeiling {
 		t.Errorf("answerable questions with the right passage first marked low: %.2f, ceiling %.2f", sep.rightLow, rightFirstLowCeiling)
+	}
+}
+
+func checkFloors(t *testing.T, mode string, got map[string]kindScore, floors map[string]answersFloor) {
+	t.Helper()
+	for _, k := range answers.Kinds {
+		f, ok := floors[k]
+		if !ok {
+			continue
+		}
+		g := got[k]
+		if g.hit1 < f.hit1 || g.hit5 < f.hit5 || g.mrr < f.mrr {
+			t.Errorf("%s, %s: hit@1 %.2f hit@5 %.2f MRR %.2f under the floors %.2f %.2f %.2f", k, mode, g.hit1, g.hit5, g.mrr, f.hit1, f.hit5, f.mrr)
+		}
 	}
 }
 
@@ -239,6 +263,9 @@ func runAnswer(ctx context.Context, t *testing.T, s *Searcher, q answers.Questio
 		r.exactTop = resp.Results[0].Match == "exact"
 	}
 	for i, res := range resp.Results {
+		if i < 3 {
+			r.top = append(r.top, fmt.Sprintf("%s:%s [%s] %s %.60q", res.Layer, res.File, res.ClausePath, res.Match, res.Text))
+		}
 		if answers.Hit(q, res.Layer, res.File, res.Text) {
 			r.rank = i + 1
 			break
