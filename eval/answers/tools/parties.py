@@ -1,5 +1,5 @@
 P = {
-'ACCELERATEDTECHNOLOGIES': ('Accelerated Technologies', 'Pivotal', 'joint venture agreement'),
+'ACCELERATEDTECHNOLOGIES': ('Collectible Concepts', 'Pivotal', 'joint venture agreement'),
 'ADUROBIOTECH': ('Aduro', 'Ireya', 'consulting agreement'),
 'ALLISONTRANSMISSION': ('Allison Transmission', 'ValueAct', 'cooperation agreement'),
 'ANIXABIOSCIENCES': ('Anixa', 'OntoChem', 'collaboration agreement'),
@@ -22,7 +22,7 @@ P = {
 'IdeanomicsInc': ('YOD', 'Sun Seven Stars', 'content license agreement'),
 'IntegrityMedia': ('Integrity', 'Time Life', 'co-branding agreement'),
 'KIROMICBIOPHARMA': ('Kiromic', 'Gianluca Rotino', 'consulting agreement'),
-'LEJUHOLDINGS': ('Leju', 'China Online Housing', 'internet channel cooperation agreement'),
+'LEJUHOLDINGS': ('Baidu', 'Leju', 'internet channel cooperation agreement'),
 'LOGANSROADHOUSE': ("Logan's Roadhouse", 'Southern Racing Promotions', 'sponsorship agreement'),
 'MERCATAINC': ('Mercata', 'Football Northwest', 'sponsorship agreement'),
 'MJBIOTECH': ('MJ Syndicated', 'Simply Herbal', 'joint venture agreement'),
@@ -36,7 +36,7 @@ P = {
 'SPOKHOLDINGS': ('Spok', 'White Hat', 'cooperation agreement'),
 'ScansourceInc': ('Cisco', 'ScanSource', 'distributor agreement'),
 'TURNKEYCAPITAL': ('Turnkey Capital', 'Seminole Indian Company', 'strategic alliance agreement'),
-'UnionDentalHoldings': ('Union Dental', 'the business affiliate', 'affiliate agreement'),
+'UnionDentalHoldings': ('Union Dental', 'Dr. Green', 'business affiliate agreement'),
 'WARNERCHILCOTT': ('Galen', 'LEO Pharma', 'development agreement'),
 'WEBHELPCOM': ('eGain', 'Eliance', 'hosting agreement'),
 }
