@@ -175,6 +175,8 @@ func evalAnswerSplit(t *testing.T, s *Searcher, split string, qs []answers.Quest
 	t.Logf("confidence marks: unanswerable %s; right passage first %s", sep.unansMarks, sep.rightMarks)
 	t.Logf("median top similarity: unanswerable %.3f, answerable with the right passage first %.3f, answerable missed %.3f",
 		sep.unansSim, sep.rightSim, sep.missSim)
+	t.Logf("exact questions whose first result is an exact section match: named %s, routed %s", exactFirst(named), exactFirst(routed))
+	t.Logf("answerable questions missed at rank 1 yet marked high: named %s, routed %s", wrongHigh(named), wrongHigh(routed))
 	t.Logf("latency per question (median, layer named / routed): %s / %s", medianDur(named), medianDur(routed))
 	for _, r := range named {
 		if r.q.Kind != answers.KindUnanswerable && r.rank != 1 && testing.Verbose() && os.Getenv("STRATA_EVAL_MISSES") == "1" {
@@ -340,6 +342,32 @@ func separation(runs []answersRun) sepScore {
 	s.unansSim, s.rightSim, s.missSim = median(unSim), median(rightSim), median(missSim)
 	s.unansMarks, s.rightMarks = marks(unMarks), marks(rightMarks)
 	return s
+}
+
+func exactFirst(runs []answersRun) string {
+	n, k := 0, 0
+	for _, r := range runs {
+		if r.q.Kind == answers.KindExact {
+			n++
+			if r.exactTop {
+				k++
+			}
+		}
+	}
+	return fmt.Sprintf("%d of %d", k, n)
+}
+
+func wrongHigh(runs []answersRun) string {
+	n, k := 0, 0
+	for _, r := range runs {
+		if r.q.Kind != answers.KindUnanswerable && r.rank != 1 {
+			n++
+			if r.confidence == "high" {
+				k++
+			}
+		}
+	}
+	return fmt.Sprintf("%d of %d", k, n)
 }
 
 func marks(m map[string]int) string {
