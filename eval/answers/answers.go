@@ -100,7 +100,7 @@ func (l Layer) JobsLayer(evalDir, corporaDir string) (jobs.Layer, error) {
 	}
 	return jobs.Layer{Name: l.Name, Root: l.RootDir(evalDir, corporaDir), Include: l.Include,
 		Description: l.Description, RoutingPatterns: l.RoutingPatterns, Preset: l.Preset,
-		AnswerMode: p.answerMode, ChunkSize: p.chunkSize}, nil
+		AnswerMode: schema.AnswerMode(p.answerMode), ChunkSize: p.chunkSize}, nil
 }
 
 // ChunkSize is the layer's chunk size in bytes.

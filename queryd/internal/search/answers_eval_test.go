@@ -216,7 +216,7 @@ func checkFloors(t *testing.T, mode string, got map[string]kindScore, floors map
 // the store's API is adapted here.
 func answersSearcher(t *testing.T, url string, emb embed.Embedder) *Searcher {
 	t.Helper()
-	st, err := store.Open(context.Background(), url)
+	st, err := store.OpenCorpus(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
 	}
