@@ -7,7 +7,7 @@ LAYER ?= $(notdir $(patsubst %/,%,$(DOCS)))
 QUERY ?= How many unused leave days can be carried over?
 GO ?= go
 
-.PHONY: help setup build run test bench eval lint fuzz db-start db-stop clean
+.PHONY: help setup build run test bench eval eval-answers lint fuzz db-start db-stop clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -35,6 +35,9 @@ bench: ## run the benchmarks (medians over repeated runs)
 
 eval: ## retrieval quality on SciFact: nDCG@10 and Recall@100 for lexical, vector and hybrid (slow: ~25 min)
 	@STRATA_EVAL=1 bash scripts/test.sh -run 'TestEvalSciFact' -v -timeout 90m ./queryd/internal/search/
+
+eval-answers: ## answer quality on our question set (eval/answers): hit@1, hit@5, MRR per kind, confidence, cost (SPLIT=test|train|both)
+	@STRATA_EVAL=1 STRATA_EVAL_SPLIT=$${SPLIT:-test} bash scripts/test.sh -run 'TestEvalAnswers' -v -timeout 90m ./queryd/internal/search/
 
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -76,8 +76,9 @@ type ExactLookup struct {
 }
 
 // exactSections looks up the sections the query names in the layers. It
-// returns every section found (at most MaxCandidates), in the order of the
-// references and then by file path, and how the lookup went; the caller
+// returns every section found (at most MaxCandidates), the documents the
+// rest of the question points to first (orderByDocument), then in the order
+// of the references and by file path, and how the lookup went; the caller
 // keeps the first ExactLookup.Limit.
 func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactLookup, error) {
 	refs := structure.ParseReferences(r.q.Text)
@@ -134,6 +135,10 @@ func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactL
 			which[s.ID] = ref
 			found = append(found, s)
 		}
+	}
+	found, err := r.orderByDocument(ctx, found, lookup, ids)
+	if err != nil {
+		return nil, ExactLookup{}, err
 	}
 	var out []Section
 	for _, s := range found {

@@ -13,11 +13,24 @@ import (
 // Exact terms: the query's words that must match as written, not only after
 // stemming. Codes and names joined by dots, hyphens, slashes or underscores
 // (pacs.008, Cache-Control, AT-44), words mixing letters and digits (AC04,
-// p53), and a capitalised name followed by a number (PEP 8, RFC 2119).
+// p53), a capitalised name followed by a number (PEP 8, RFC 2119), four
+// capitals standing alone (RJCT, NARR: a code list's letters-only codes;
+// not in a question written all in capitals) and a three-digit number next
+// to the word code, status, error, warning, HTTP, response or reason (404 in
+// "status code 404", "warning 299").
 var (
 	joinedRe   = regexp.MustCompile(`[A-Za-z0-9]+(?:[._/-][A-Za-z0-9]+)+`)
 	mixedRe    = regexp.MustCompile(`\b(?:[A-Za-z]+[0-9]|[0-9]+[A-Za-z])[A-Za-z0-9]*\b`)
 	numberedRe = regexp.MustCompile(`\b[A-Z]{2,}\s+[0-9]+(?:\.[0-9]+)*\b`)
+	capsRe     = regexp.MustCompile(`\b[A-Z]{4}\b`)
+	// A three-digit code after or before its kind; group 1 or 2 is the code.
+	numCodeRe = regexp.MustCompile(`(?i)\b(?:code|status|error|warning|http|response|reason)\s+([0-9]{3})(?:$|[^.,0-9%]|[.,](?:$|[^0-9]))|` +
+		`(?:^|[^.,0-9$€£])\b([0-9]{3})\s+(?:code|status|error|warning|response)\b`)
+	lowerRe = regexp.MustCompile(`[a-z]`)
+	// codeRe: an exact term that is a code: four capitals, three digits,
+	// or one token of capitals and digits (AC04, W123, HTTP-2) or of
+	// letters and digits joined by a dot (pacs.008).
+	codeRe = regexp.MustCompile(`^(?:[A-Z]{4}|[0-9]{3}|[A-Z0-9]*(?:[A-Z][A-Z0-9]*[0-9]|[0-9][A-Z0-9]*[A-Z])[A-Z0-9]*(?:[-_/][A-Z0-9]+)*|[A-Za-z]+\.[0-9]+(?:\.[0-9]+)*)$`)
 )
 
 // ExactTerms returns the query's exact terms in the order they are written,
@@ -25,18 +38,30 @@ var (
 func ExactTerms(q string) []string {
 	type span struct{ a, b int }
 	var spans []span
+	add := func(a, b int) {
+		for _, s := range spans {
+			if a < s.b && b > s.a {
+				return
+			}
+		}
+		spans = append(spans, span{a, b})
+	}
+	// A numeric code first: "HTTP 404" is the code 404.
+	for _, m := range numCodeRe.FindAllStringSubmatchIndex(q, -1) {
+		for g := 1; g <= 2; g++ {
+			if m[2*g] >= 0 {
+				add(m[2*g], m[2*g+1])
+			}
+		}
+	}
 	for _, re := range []*regexp.Regexp{numberedRe, joinedRe, mixedRe} {
 		for _, m := range re.FindAllStringIndex(q, -1) {
-			overlap := false
-			for _, s := range spans {
-				if m[0] < s.b && m[1] > s.a {
-					overlap = true
-					break
-				}
-			}
-			if !overlap {
-				spans = append(spans, span{m[0], m[1]})
-			}
+			add(m[0], m[1])
+		}
+	}
+	if lowerRe.MatchString(q) {
+		for _, m := range capsRe.FindAllStringIndex(q, -1) {
+			add(m[0], m[1])
 		}
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].a < spans[j].a })
@@ -54,6 +79,12 @@ func ExactTerms(q string) []string {
 	return out
 }
 
+// IsCode says whether an exact term is a code (RJCT, AC04, W123, 404,
+// pacs.008) rather than a name or a hyphenated word: a code that is not
+// common in the layers searched (Params.CommonTermShare) outranks the
+// question's other words (Params.CodeBoost).
+func IsCode(term string) bool { return codeRe.MatchString(term) }
+
 // tsLiteral quotes a lexeme for a tsquery.
 func tsLiteral(l string) string {
 	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(l) + "'"
@@ -63,8 +94,11 @@ func tsLiteral(l string) string {
 type Lexical struct {
 	// Hits are the BM25 hits, best first.
 	Hits []store.LexHit
-	// Terms are the exact terms it looked for (LexHit.Exact indexes them).
-	Terms []string
+	// Terms are the exact terms it looked for (LexHit.Exact indexes them);
+	// Boosts what a chunk holding each as written gets on top of its BM25
+	// score (0 for a term found all over the layers).
+	Terms  []string
+	Boosts []float64
 	// Path says how it chose the chunks it scored.
 	Path LexicalPath
 }
@@ -91,6 +125,15 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 		df := float64(stats.DF[l])
 		return math.Log(1 + (n-df+0.5)/(df+0.5))
 	}
+	// bound is at least what any chunk can score from the query's words
+	// and the other exact terms: a rare code's boost of CodeBoost x bound
+	// (CodeBoost 1) puts every chunk holding it above every chunk without.
+	bound := 0.0
+	for _, l := range lexemes {
+		if stats.DF[l] > 0 {
+			bound += (p.K1 + 1 + p.PhraseBoost) * idf(l)
+		}
+	}
 	var phrases, terms []string
 	var boosts []float64
 	var rarestDF []int64 // per phrase: the df of its rarest lexeme
@@ -110,11 +153,23 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 				rarest = l
 			}
 		}
+		rarestDF = append(rarestDF, stats.DF[rarest])
+		// A term found in a large share of the layers' chunks (a
+		// standard's name present everywhere) is no key term: it gets no
+		// boost and does not force its chunks into the candidates.
+		if p.CommonTermShare > 0 && stats.DF[rarest] > 1 && float64(stats.DF[rarest]) > p.CommonTermShare*n {
+			boosts = append(boosts, 0)
+			rarestDF[len(rarestDF)-1] = 0 // no GIN additions either
+			continue
+		}
 		if rarest != "" {
 			phraseLexemes[rarest] = true
 		}
-		rarestDF = append(rarestDF, stats.DF[rarest])
-		boosts = append(boosts, p.PhraseBoost*b)
+		boost := p.PhraseBoost * b
+		if IsCode(t) && p.CodeBoost > 0 {
+			boost = max(boost, p.CodeBoost*bound)
+		}
+		boosts = append(boosts, boost)
 	}
 	q := store.BM25Query{LayerIDs: ids, Filter: r.q.Filter, K1: p.K1, B: p.B, AvgLen: avg,
 		Limit: depth, Phrases: phrases, ExactFirst: p.ExactFirst}
@@ -142,7 +197,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 		}
 	}
 	if len(q.Terms) == 0 {
-		return Lexical{Terms: terms}, nil
+		return Lexical{Terms: terms, Boosts: boosts}, nil
 	}
 	var path LexicalPath
 	if p.ImpactPerTerm > 0 {
@@ -168,7 +223,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 		// pass it may be too few while other chunks would pass: a filter
 		// must never hide a match, so the GIN path scores them all.
 		if len(r.q.Filter) == 0 || len(hits) >= depth {
-			return Lexical{Hits: hits, Terms: terms,
+			return Lexical{Hits: hits, Terms: terms, Boosts: boosts,
 				Path: LexicalPath{Kind: "postings", PerTerm: p.ImpactPerTerm, Candidates: cands}}, nil
 		}
 		q.Impact = nil
@@ -195,7 +250,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 	if err != nil {
 		return Lexical{}, err
 	}
-	return Lexical{Hits: hits, Terms: terms, Path: path}, nil
+	return Lexical{Hits: hits, Terms: terms, Boosts: boosts, Path: path}, nil
 }
 
 // fuse merges the channels by weighted reciprocal rank fusion:

@@ -32,6 +32,17 @@ type Params struct {
 	// chunks holding more exact terms first.
 	PhraseBoost float64
 	ExactFirst  bool
+	// CodeBoost: a chunk holding an exact term that is a code (IsCode:
+	// RJCT, AC04, 404, pacs.008) and not common in the layers gets
+	// CodeBoost times a bound on what the query's other words can score
+	// (Σ idf x (K1+1+PhraseBoost)): with 1 it ranks above every chunk
+	// without the code, the question's generic words ordering the chunks
+	// that hold it. 0 boosts a code like any exact term.
+	CodeBoost float64
+	// CommonTermShare: an exact term whose rarest lexeme is in more than
+	// this share of the searched chunks (and in more than one) gets no
+	// boost at all; 0 turns the rule off.
+	CommonTermShare float64
 	// With more than PruneMinChunks chunks, lexemes in more than
 	// PruneFraction of them still score but do not select candidates on the
 	// GIN path.
@@ -70,7 +81,7 @@ const defaultDepth = 50
 func DefaultParams() Params {
 	return Params{RRFK: 60, LexicalWeight: 1, VectorWeight: 1, EFSearch: 100,
 		ConfidenceHigh: 0.6, ConfidenceMedium: 0.45, MinSimilarity: 0.25,
-		K1: 1.2, B: 0.4, PhraseBoost: 0.5,
+		K1: 1.2, B: 0.4, PhraseBoost: 0.5, CodeBoost: 1, CommonTermShare: 0.5,
 		PruneFraction: 0.05, PruneMinChunks: 1000,
 		ImpactPerTerm: 2000, ImpactCandidates: 300, ImpactPhraseLimit: 1000,
 		KeywordSlots: 1}

@@ -17,6 +17,7 @@ package retrieve
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -302,6 +303,10 @@ type Outcome struct {
 	// SimilarityAvailable is true when the query had a vector and the
 	// vector channel ran, so similarities mean something.
 	SimilarityAvailable bool
+	// JudgeSimilarities are the similarities of the first
+	// ConfidenceWindow passages of the fused ranking (exact sections
+	// apart), whatever top_k: what confidence is judged on.
+	JudgeSimilarities []float64
 	// EmbedError is why the query had no vector; MissingVectors the layers
 	// searched by their words only, without complete vectors of Model.
 	EmbedError     *EmbedError
@@ -413,6 +418,7 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 
 	cands := fuse(lex.Hits, vec, lex.Terms, params)
 	cands = dropOverlappingExact(ctx, st, cands, exact)
+	window := judgeWindow(cands)
 	top := applyKeywordSlots(cands, lex.Hits, max(q.TopK-len(exact), 0), params.KeywordSlots, vo.ran)
 
 	want := make([]int64, len(top))
@@ -429,8 +435,8 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	}
 	if qv != nil {
 		var need []int64
-		for _, c := range top {
-			if _, ok := sims[c.ChunkID]; !ok {
+		for _, c := range slices.Concat(window, top) {
+			if _, ok := sims[c.ChunkID]; !ok && !slices.Contains(need, c.ChunkID) {
 				need = append(need, c.ChunkID)
 			}
 		}
@@ -453,6 +459,9 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 		}
 	}
 	out.Sections = exact
+	for _, c := range window {
+		out.JudgeSimilarities = append(out.JudgeSimilarities, sims[c.ChunkID])
+	}
 	out.Candidates = make([]Candidate, 0, len(top))
 	for _, c := range top {
 		h, ok := hits[c.ChunkID]

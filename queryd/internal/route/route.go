@@ -1,18 +1,28 @@
 // Package route chooses the layers a question is searched in when it names
 // none, and decides when a routed search falls back to every layer.
 //
-// A layer's routing_patterns choose it: the syntax is schema.RoutePattern's
-// (a slashed regular expression, or words matched as whole words, both
-// ignoring case), the same that ingestd checks when a layer is added. A
-// pattern stored before that check that is not a valid expression never
-// matches. Layer descriptions do not route yet; learned affinity (a later
-// issue) will be one more input to Decide.
+// A layer's routing_patterns choose it first: the syntax is
+// schema.RoutePattern's (a slashed regular expression, or words matched as
+// whole words, both ignoring case), the same that ingestd checks when a
+// layer is added. A pattern stored before that check that is not a valid
+// expression never matches. A short keyword pattern (fewer than
+// MinPatternChars letters and digits: "go", "EU", "tax") is weak: it routes
+// alone only when it is in capitals and written so in the question (an
+// acronym), otherwise only when the layer's description shares another
+// word with the question. When no pattern routes, the layers' descriptions
+// do (DescriptionScores): the question's content words are weighted by how
+// few descriptions hold them, and the best layer is chosen when it clearly
+// leads (DescriptionMargin). Learned affinity (a later issue) will be one
+// more input to Decide.
 package route
 
 import (
+	"math"
 	"regexp"
 	"sort"
+	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/stratakb/stratakb/queryd/internal/store"
 	"github.com/stratakb/stratakb/schema"
@@ -30,13 +40,52 @@ func compilePattern(p string) *regexp.Regexp {
 	return re
 }
 
+// MinPatternChars: a keyword pattern with fewer letters and digits is weak
+// (see the package comment).
+const MinPatternChars = 4
+
+// DescriptionMargin: descriptions route to the best-scoring layer only when
+// the next one scores at most this share of its score.
+const DescriptionMargin = 0.5
+
+// patternMatch says whether the pattern routes the query: strong, or weak
+// (a short keyword pattern found in the question in any case).
+func patternMatch(p, query string) (matched, weak bool) {
+	re := compilePattern(p)
+	if re == nil || !re.MatchString(query) {
+		return false, false
+	}
+	t := strings.TrimSpace(p)
+	if strings.HasPrefix(t, "/") && strings.HasSuffix(t, "/") && len(t) > 2 {
+		return true, false
+	}
+	n := 0
+	for _, c := range t {
+		if unicode.IsLetter(c) || unicode.IsDigit(c) {
+			n++
+		}
+	}
+	if n >= MinPatternChars {
+		return true, false
+	}
+	// A short acronym written in capitals, as in the pattern, is specific.
+	if strings.ToUpper(t) == t && strings.ToLower(t) != t {
+		for _, w := range words(query) {
+			if w == t {
+				return true, false
+			}
+		}
+	}
+	return true, true
+}
+
 // Match returns the layers whose routing patterns match the query, in the
-// order given.
+// order given, short patterns included (see Decide for how they route).
 func Match(query string, layers []store.Layer) []store.Layer {
 	var out []store.Layer
 	for _, l := range layers {
 		for _, p := range l.RoutingPatterns {
-			if re := compilePattern(p); re != nil && re.MatchString(query) {
+			if ok, _ := patternMatch(p, query); ok {
 				out = append(out, l)
 				break
 			}
@@ -55,6 +104,19 @@ type Decision struct {
 	// Routed is true when routing chose some layers but not all: only then
 	// can the search fall back.
 	Routed bool
+	// Why says, for each chosen layer when Routed, what chose it.
+	Why []Why
+}
+
+// Why is what chose one layer.
+type Why struct {
+	Layer string `json:"layer"`
+	// By is "pattern" or "description".
+	By string `json:"by"`
+	// Pattern is the routing pattern that matched; Words the question's
+	// words found in the description (stemmed).
+	Pattern string   `json:"pattern,omitempty"`
+	Words   []string `json:"words,omitempty"`
 }
 
 // Chosen returns the names of the layers routing chose, sorted; nil when
@@ -85,14 +147,74 @@ func (d Decision) InRouted(id int64) bool {
 	return false
 }
 
-// Decide routes the query over all layers. When routing chooses none, or
+// Decide routes the query over all layers: the layers a routing pattern
+// chooses (a short pattern only as the package comment says), else the
+// layer whose description clearly leads. When routing chooses none, or
 // all, every layer is searched and there is nothing to fall back from.
 func Decide(query string, all []store.Layer) Decision {
-	chosen := Match(query, all)
+	desc := DescriptionScores(query, all)
+	var chosen []store.Layer
+	var why []Why
+	for i, l := range all {
+		for _, p := range l.RoutingPatterns {
+			ok, weak := patternMatch(p, query)
+			if !ok {
+				continue
+			}
+			if weak && !supports(desc[i], p) {
+				continue
+			}
+			chosen = append(chosen, l)
+			why = append(why, Why{Layer: l.Name, By: "pattern", Pattern: p})
+			break
+		}
+	}
+	if len(chosen) == 0 {
+		if best, ok := leader(desc); ok {
+			chosen = []store.Layer{all[best]}
+			why = []Why{{Layer: all[best].Name, By: "description", Words: desc[best].Words}}
+		}
+	}
 	if len(chosen) == 0 || len(chosen) == len(all) {
 		return Decision{Layers: all, All: all}
 	}
-	return Decision{Layers: chosen, All: all, Routed: true}
+	return Decision{Layers: chosen, All: all, Routed: true, Why: why}
+}
+
+// supports says whether the description shares a word with the question
+// other than the pattern's own.
+func supports(d DescriptionScore, pattern string) bool {
+	own := map[string]bool{}
+	for _, w := range contentTerms(pattern) {
+		own[w] = true
+	}
+	for _, w := range d.Words {
+		if !own[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// leader returns the layer whose description clearly leads: the best
+// score is positive and the next is at most DescriptionMargin of it.
+func leader(scores []DescriptionScore) (int, bool) {
+	best, second := -1, 0.0
+	for i, d := range scores {
+		switch {
+		case best < 0 || d.Score > scores[best].Score:
+			if best >= 0 {
+				second = math.Max(second, scores[best].Score)
+			}
+			best = i
+		default:
+			second = math.Max(second, d.Score)
+		}
+	}
+	if best < 0 || scores[best].Score <= 0 || second > DescriptionMargin*scores[best].Score {
+		return 0, false
+	}
+	return best, true
 }
 
 // Reason is why a routed search fell back to every layer; "" when it did
@@ -114,16 +236,20 @@ type Outcome struct {
 	// Low is true when its confidence was low; Judged when that confidence
 	// was judged on similarities (not on words only).
 	Low, Judged bool
+	// Exact is true when it returned a section the question names: that
+	// is a confident answer, whatever the similarities.
+	Exact bool
 }
 
 // Fallback returns why a routed search must be run again over every layer:
-// it found fewer than top_k passages, or only low-confidence ones. It
-// returns "" when the routed search stands.
+// it found fewer than top_k passages, or only low-confidence ones (an exact
+// section the question names, found in the routed layers, is no
+// low-confidence answer). It returns "" when the routed search stands.
 func Fallback(o Outcome) Reason {
 	switch {
 	case o.Found < o.Wanted:
 		return InsufficientResults
-	case o.Low && o.Judged:
+	case o.Low && o.Judged && !o.Exact:
 		return LowConfidence
 	}
 	return ""

@@ -7,11 +7,13 @@ import (
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
-// routed searches the layers routing chooses. When it chooses none (or all),
-// every layer is searched and there is nothing to fall back from. When the
-// routed search returns fewer than top_k results, or only low-confidence
-// ones, every layer is searched again and the response says so; results
-// from layers routing had not chosen are marked.
+// routed searches the layers routing chooses (patterns, then descriptions:
+// route.Decide). When it chooses none (or all), every layer is searched and
+// there is nothing to fall back from. When the routed search returns fewer
+// than top_k results, or only low-confidence ones without an exact section,
+// every layer is searched again and the response says so; results from
+// layers routing had not chosen are marked. Explain says what chose each
+// routed layer.
 func (st *state) routed(ctx context.Context, all []store.Layer) (*Response, error) {
 	d := route.Decide(st.req.Query, all)
 	if !d.Routed {
@@ -23,10 +25,10 @@ func (st *state) routed(ctx context.Context, all []store.Layer) (*Response, erro
 		return nil, err
 	}
 	reason := route.Fallback(route.Outcome{Found: len(o.resp.Results), Wanted: st.req.TopK,
-		Low: o.resp.Confidence == "low", Judged: o.simAvailable})
+		Low: o.resp.Confidence == "low", Judged: o.simAvailable, Exact: o.exactCount > 0})
 	if reason == "" {
 		if o.resp.Explain != nil {
-			o.resp.Explain.RoutedLayers = layerNames(chosen)
+			o.resp.Explain.RoutedLayers, o.resp.Explain.Routing = layerNames(chosen), d.Why
 		}
 		return o.resp, nil
 	}
@@ -36,7 +38,7 @@ func (st *state) routed(ctx context.Context, all []store.Layer) (*Response, erro
 	}
 	resp.RoutingFallback = &RoutingFallback{Reason: string(reason), SearchedLayers: "all"}
 	if resp.Explain != nil {
-		resp.Explain.RoutedLayers = layerNames(chosen)
+		resp.Explain.RoutedLayers, resp.Explain.Routing = layerNames(chosen), d.Why
 	}
 	return resp, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,6 +32,8 @@ type runOutcome struct {
 	resp          *Response
 	simAvailable  bool
 	nonExactCount int
+	// exactCount is how many exact sections it returned.
+	exactCount int
 }
 
 // run searches the layers. d, when routed, is the routing decision whose
@@ -89,7 +92,19 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, d *route.Decisi
 	ex.RRFK, ex.LexicalWeight, ex.VectorWeight = params.RRFK, params.LexicalWeight, params.VectorWeight
 	ex.MinSimilarity = params.MinSimilarity
 
-	for _, s := range out.Sections {
+	sections := out.Sections
+	if d != nil {
+		// A fallback from routing: the sections of the routed layers first.
+		routedName := map[string]bool{}
+		for _, l := range layers {
+			routedName[l.Name] = d.InRouted(l.ID)
+		}
+		sections = slices.Clone(sections)
+		sort.SliceStable(sections, func(i, j int) bool {
+			return routedName[sections[i].Layer] && !routedName[sections[j].Layer]
+		})
+	}
+	for _, s := range sections {
 		r := Result{Ref: s.Ref(), Layer: s.Layer, File: s.File, Page: s.Page,
 			Lines: fmt.Sprintf("%d-%d", s.LineStart, s.LineEnd), ClausePath: s.ClausePath, Text: s.Text,
 			Match: "exact", Cut: s.Cut, Score: 1, Similarity: round(s.Similarity)}
@@ -128,7 +143,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, d *route.Decisi
 		}
 	}
 
-	judge(resp, params, out.SimilarityAvailable)
+	judge(resp, params, out)
 
 	nonExact := len(resp.Results) - len(out.Sections)
 	// Exact sections count: they matched the filter too.
@@ -144,7 +159,8 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, d *route.Decisi
 	if req.Explain {
 		resp.Explain = ex
 	}
-	return &runOutcome{resp: resp, simAvailable: out.SimilarityAvailable, nonExactCount: nonExact}, nil
+	return &runOutcome{resp: resp, simAvailable: out.SimilarityAvailable, nonExactCount: nonExact,
+		exactCount: len(out.Sections)}, nil
 }
 
 // embedReason says in words, redacted, why the query had no vector.
@@ -266,19 +282,26 @@ func describeFilter(f map[string]string) string {
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
-// judge sets the confidence level from the results' similarities: high when
-// the best reaches the high mark and three or more reach the medium mark,
-// medium when the best reaches the medium mark, else low with a warning.
-func judge(resp *Response, p retrieve.Params, simAvailable bool) {
+// judge sets the confidence level from the similarities of the exact
+// sections and of the first retrieve.ConfidenceWindow passages of the
+// ranking, whatever top_k (so the level, and routing's fallback, do not
+// change with top_k): high when the best reaches the high mark and three or
+// more reach the medium mark, medium when the best reaches the medium mark,
+// else low with a warning.
+func judge(resp *Response, p retrieve.Params, out *retrieve.Outcome) {
 	best, atMedium := 0.0, 0
-	for _, r := range resp.Results {
-		best = math.Max(best, r.Similarity)
-		if r.Similarity >= p.ConfidenceMedium {
+	sims := slices.Clone(out.JudgeSimilarities)
+	for _, s := range out.Sections {
+		sims = append(sims, s.Similarity)
+	}
+	for _, s := range sims {
+		best = math.Max(best, s)
+		if s >= p.ConfidenceMedium {
 			atMedium++
 		}
 	}
 	switch {
-	case !simAvailable:
+	case !out.SimilarityAvailable:
 		resp.Confidence = "low"
 		resp.Warning = "Confidence could not be judged: no similarity between the query and the passages was available, so results are ranked by their words only. Check that they answer the question."
 	case len(resp.Results) == 0:

@@ -120,9 +120,12 @@ type Explain struct {
 	// metadata_filter).
 	LexicalCandidates string   `json:"lexical_candidates,omitempty"`
 	RoutedLayers      []string `json:"routed_layers,omitempty"`
-	References        []string `json:"references,omitempty"`
-	Cached            bool     `json:"cached"`
-	TookMS            float64  `json:"took_ms"`
+	// Routing says what chose each routed layer: a pattern, or its
+	// description (with the words it shares with the query).
+	Routing    []route.Why `json:"routing,omitempty"`
+	References []string    `json:"references,omitempty"`
+	Cached     bool        `json:"cached"`
+	TookMS     float64     `json:"took_ms"`
 }
 
 // Response is strata_search's answer.

@@ -1,0 +1,396 @@
+package search
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/stratakb/stratakb/embed"
+	"github.com/stratakb/stratakb/eval/answers"
+	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/internal/testenv"
+	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// The answer-quality evaluation (STRATA_EVAL=1, `make eval-answers`): the
+// layers of eval/answers/layers.json are ingested as a user would add them
+// (descriptions, routing patterns, the contracts preset; one USE-lite
+// vector per chunk as ingestd makes them) and every question of the split
+// is searched twice through strata_search, with its layer named and routed
+// (no layer given). eval/answers/README.md describes the set;
+// docs/retrieval.md has the figures.
+//
+// STRATA_EVAL_SPLIT (or -answers.split) is train, test or both (default test);
+// floors are asserted on test only. STRATA_EVAL_DATABASE_URL keeps the
+// ingested layers between runs (the database must exist).
+
+var answersSplit = flag.String("answers.split", "", "answer-quality evaluation split: train, test or both (default $STRATA_EVAL_SPLIT, else test)")
+
+// answersTopK is the results asked for: hit@5 and MRR are computed on the
+// first 10, confidence is the response's own for that top_k.
+const answersTopK = 10
+
+// answersFloor is what the test split must keep for one kind. The floors
+// below were measured on 2026-12-02 (docs/retrieval.md, "Answer-quality
+// evaluation") and set just under, about one question lower; a fix that
+// raises a figure raises its floor. The issue's targets (issue 12), for
+// the fixes to raise these toward:
+//
+//	exact hit@1 1.00; lexical hit@1 0.90; code and table hit@5 0.90;
+//	contract hit@1 0.60 and hit@5 0.85; paraphrase hit@5 0.30 (goal for
+//	the local model); routed within 0.03 of named; unanswerable questions
+//	low >= 0.80 while answerable ones with the right passage first are
+//	low <= 0.20.
+type answersFloor struct{ hit1, hit5, mrr float64 }
+
+// Layer named. Measured (test): exact 0.69 0.94 0.81; lexical 0.86 1.00
+// 0.89; paraphrase 0.00 0.23 0.11; code 0.69 1.00 0.82; contract 0.02 0.31
+// 0.15; table 0.75 1.00 0.88.
+var answersFloorsNamed = map[string]answersFloor{
+	answers.KindExact:      {0.62, 0.87, 0.75},
+	answers.KindLexical:    {0.80, 0.95, 0.84},
+	answers.KindParaphrase: {0, 0.15, 0.06},
+	answers.KindCode:       {0.61, 0.92, 0.75},
+	answers.KindContract:   {0, 0.26, 0.11},
+	answers.KindTable:      {0.62, 0.87, 0.80},
+}
+
+// Routed (no layer named). Measured (test): exact 0.69 0.88 0.78; lexical
+// 0.81 0.95 0.85; paraphrase 0.00 0.00 0.01; code 0.46 0.92 0.63; contract
+// 0.05 0.36 0.18; table 1.00 1.00 1.00.
+var answersFloorsRouted = map[string]answersFloor{
+	answers.KindExact:      {0.62, 0.81, 0.72},
+	answers.KindLexical:    {0.76, 0.90, 0.80},
+	answers.KindParaphrase: {0, 0, 0},
+	answers.KindCode:       {0.38, 0.84, 0.55},
+	answers.KindContract:   {0.02, 0.31, 0.14},
+	answers.KindTable:      {0.87, 0.87, 0.90},
+}
+
+// The confidence marks on the test split (layer named): the share of
+// unanswerable questions marked low must stay at least unanswerableLowFloor
+// (measured 0.88); the share of answerable questions with the right
+// passage first marked low at most rightFirstLowCeiling (measured 0.56).
+const (
+	unanswerableLowFloor = 0.84
+	rightFirstLowCeiling = 0.62
+)
+
+// answersRun is one search of one question.
+type answersRun struct {
+	q          answers.Question
+	rank       int // 1-based rank of the first hit in the results, 0 for none
+	confidence string
+	topSim     float64
+	took       time.Duration
+	exactTop   bool // the first result is an exact section match
+	top        []string
+}
+
+func TestEvalAnswers(t *testing.T) {
+	if os.Getenv("STRATA_EVAL") != "1" {
+		t.Skip("set STRATA_EVAL=1 to run the answer-quality evaluation")
+	}
+	split := *answersSplit
+	if split == "" {
+		split = os.Getenv("STRATA_EVAL_SPLIT")
+	}
+	if split == "" {
+		split = "test"
+	}
+	splits := []string{split}
+	switch split {
+	case "both":
+		splits = []string{"train", "test"}
+	case "train", "test":
+	default:
+		t.Fatalf("split %q: want train, test or both", split)
+	}
+	evalDir := filepath.Join(testenv.RepoRoot(t), "eval", "answers")
+	corpora := filepath.Join(testenv.SharedDir(t), "corpora")
+	testenv.Require(t, corpora, "the shared corpora")
+	layers, err := answers.LoadLayers(filepath.Join(evalDir, "layers.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := answers.LoadQuestions(filepath.Join(evalDir, "questions.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := loadUSELite(t)
+	pool, url := poolFromEnv(t, "STRATA_EVAL_DATABASE_URL")
+	ingesttest.Migrate(t, pool)
+	ingestTook := ingestAnswerLayers(t, pool, layers, evalDir, corpora, emb)
+
+	s := answersSearcher(t, url, emb)
+	if ingestTook > 0 {
+		t.Logf("ingest and embedding of %d layers: %s", len(layers), ingestTook.Round(time.Second))
+	}
+	for _, split := range splits {
+		var qs []answers.Question
+		for _, q := range all {
+			if q.Split == split {
+				qs = append(qs, q)
+			}
+		}
+		evalAnswerSplit(t, s, split, qs, len(all))
+	}
+}
+
+// evalAnswerSplit runs and reports one split; floors are asserted on test.
+func evalAnswerSplit(t *testing.T, s *Searcher, split string, qs []answers.Question, total int) {
+	ctx := context.Background()
+	named := make([]answersRun, 0, len(qs))
+	routed := make([]answersRun, 0, len(qs))
+	for _, q := range qs {
+		named = append(named, runAnswer(ctx, t, s, q, []string{q.Layer}))
+		routed = append(routed, runAnswer(ctx, t, s, q, nil))
+	}
+
+	t.Logf("answer-quality evaluation, %s split: %d questions (of %d), top_k %d", split, len(qs), total, answersTopK)
+	byKindNamed := summarise(named)
+	byKindRouted := summarise(routed)
+	t.Logf("%-13s %4s | %-20s | %-20s", "kind", "n", "named hit@1 @5 MRR", "routed hit@1 @5 MRR")
+	for _, k := range answers.Kinds {
+		if k == answers.KindUnanswerable {
+			continue
+		}
+		n, r := byKindNamed[k], byKindRouted[k]
+		t.Logf("%-13s %4d | %.2f  %.2f  %.2f     | %.2f  %.2f  %.2f", k, n.n, n.hit1, n.hit5, n.mrr, r.hit1, r.hit5, r.mrr)
+	}
+	sep := separation(named)
+	sepR := separation(routed)
+	t.Logf("confidence low: unanswerable %.2f (routed %.2f, n=%d); answerable with the right passage first %.2f (routed %.2f, n=%d)",
+		sep.unansLow, sepR.unansLow, sep.nUnans, sep.rightLow, sepR.rightLow, sep.nRight)
+	t.Logf("confidence marks: unanswerable %s; right passage first %s", sep.unansMarks, sep.rightMarks)
+	t.Logf("median top similarity: unanswerable %.3f, answerable with the right passage first %.3f, answerable missed %.3f",
+		sep.unansSim, sep.rightSim, sep.missSim)
+	t.Logf("exact questions whose first result is an exact section match: named %s, routed %s", exactFirst(named), exactFirst(routed))
+	t.Logf("answerable questions missed at rank 1 yet marked high: named %s, routed %s", wrongHigh(named), wrongHigh(routed))
+	t.Logf("latency per question (median, layer named / routed): %s / %s", medianDur(named), medianDur(routed))
+	for _, r := range named {
+		if r.q.Kind != answers.KindUnanswerable && r.rank != 1 && testing.Verbose() && os.Getenv("STRATA_EVAL_MISSES") == "1" {
+			t.Logf("miss %s (rank %d, %s): %s\n\t%s", r.q.ID, r.rank, r.confidence, r.q.Question, strings.Join(r.top, "\n\t"))
+		}
+	}
+
+	if split != "test" {
+		return
+	}
+	checkFloors(t, "layer named", byKindNamed, answersFloorsNamed)
+	checkFloors(t, "routed", byKindRouted, answersFloorsRouted)
+	if sep.unansLow < unanswerableLowFloor {
+		t.Errorf("unanswerable questions marked low: %.2f, floor %.2f", sep.unansLow, unanswerableLowFloor)
+	}
+	if sep.rightLow > rightFirstLowCeiling {
+		t.Errorf("answerable questions with the right passage first marked low: %.2f, ceiling %.2f", sep.rightLow, rightFirstLowCeiling)
+	}
+}
+
+func checkFloors(t *testing.T, mode string, got map[string]kindScore, floors map[string]answersFloor) {
+	t.Helper()
+	for _, k := range answers.Kinds {
+		f, ok := floors[k]
+		if !ok {
+			continue
+		}
+		g := got[k]
+		if g.hit1 < f.hit1 || g.hit5 < f.hit5 || g.mrr < f.mrr {
+			t.Errorf("%s, %s: hit@1 %.2f hit@5 %.2f MRR %.2f under the floors %.2f %.2f %.2f", k, mode, g.hit1, g.hit5, g.mrr, f.hit1, f.hit5, f.mrr)
+		}
+	}
+}
+
+// answersSearcher is the one place the evaluation builds strata_search's
+// engine (a store over the database and the Searcher), so that a change of
+// the store's API is adapted here.
+func answersSearcher(t *testing.T, url string, emb embed.Embedder) *Searcher {
+	t.Helper()
+	st, err := store.OpenCorpus(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return NewWithOptions(st, Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots})
+}
+
+// ingestAnswerLayers ingests each layer that has no chunks yet and returns
+// the time it took (0 when every layer was already there).
+func ingestAnswerLayers(t *testing.T, pool *pgxpool.Pool, layers []answers.Layer, evalDir, corpora string, emb embed.Embedder) time.Duration {
+	t.Helper()
+	ctx := context.Background()
+	var took time.Duration
+	for _, l := range layers {
+		var n int
+		_ = pool.QueryRow(ctx, `SELECT count(*) FROM strata.chunks c JOIN strata.layers l ON l.id = c.layer_id
+			WHERE l.name = $1`, l.Name).Scan(&n)
+		if n > 0 {
+			continue
+		}
+		jl, err := l.JobsLayer(evalDir, corpora)
+		if err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		p := ingesttest.Ingest(t, pool, jl, ingesttest.Options{Vectorizer: jobs.SingleVector(emb), Timeout: 30 * time.Minute})
+		d := time.Since(began)
+		took += d
+		_ = pool.QueryRow(ctx, `SELECT count(*) FROM strata.chunks c JOIN strata.layers l ON l.id = c.layer_id
+			WHERE l.name = $1`, l.Name).Scan(&n)
+		t.Logf("layer %s: %d chunks in %s (%+v)", l.Name, n, d.Round(time.Second), p)
+	}
+	return took
+}
+
+func runAnswer(ctx context.Context, t *testing.T, s *Searcher, q answers.Question, layers []string) answersRun {
+	t.Helper()
+	began := time.Now()
+	resp, err := s.Search(ctx, Request{Query: q.Question, Layers: layers, TopK: answersTopK})
+	if err != nil {
+		t.Fatalf("%s: %v", q.ID, err)
+	}
+	r := answersRun{q: q, confidence: resp.Confidence, took: time.Since(began)}
+	if len(resp.Results) > 0 {
+		r.topSim = resp.Results[0].Similarity
+		r.exactTop = resp.Results[0].Match == "exact"
+	}
+	for i, res := range resp.Results {
+		if i < 3 {
+			r.top = append(r.top, fmt.Sprintf("%s:%s [%s] %s %.60q", res.Layer, res.File, res.ClausePath, res.Match, res.Text))
+		}
+		if answers.Hit(q, res.Layer, res.File, res.Text) {
+			r.rank = i + 1
+			break
+		}
+	}
+	return r
+}
+
+type kindScore struct {
+	n               int
+	hit1, hit5, mrr float64
+}
+
+func summarise(runs []answersRun) map[string]kindScore {
+	out := map[string]kindScore{}
+	for _, r := range runs {
+		if r.q.Kind == answers.KindUnanswerable {
+			continue
+		}
+		s := out[r.q.Kind]
+		s.n++
+		if r.rank == 1 {
+			s.hit1++
+		}
+		if r.rank >= 1 && r.rank <= 5 {
+			s.hit5++
+		}
+		if r.rank >= 1 {
+			s.mrr += 1 / float64(r.rank)
+		}
+		out[r.q.Kind] = s
+	}
+	for k, s := range out {
+		s.hit1 /= float64(s.n)
+		s.hit5 /= float64(s.n)
+		s.mrr /= float64(s.n)
+		out[k] = s
+	}
+	return out
+}
+
+type sepScore struct {
+	nUnans, nRight              int
+	unansLow, rightLow          float64
+	unansSim, rightSim, missSim float64
+	unansMarks, rightMarks      string
+}
+
+// separation measures how the confidence marks and the top similarity set
+// apart unanswerable questions and answerable ones whose right passage came
+// first.
+func separation(runs []answersRun) sepScore {
+	var s sepScore
+	var unSim, rightSim, missSim []float64
+	unMarks, rightMarks := map[string]int{}, map[string]int{}
+	for _, r := range runs {
+		switch {
+		case r.q.Kind == answers.KindUnanswerable:
+			s.nUnans++
+			unMarks[r.confidence]++
+			unSim = append(unSim, r.topSim)
+		case r.rank == 1:
+			s.nRight++
+			rightMarks[r.confidence]++
+			rightSim = append(rightSim, r.topSim)
+		default:
+			missSim = append(missSim, r.topSim)
+		}
+	}
+	s.unansLow = float64(unMarks["low"]) / float64(max(1, s.nUnans))
+	s.rightLow = float64(rightMarks["low"]) / float64(max(1, s.nRight))
+	s.unansSim, s.rightSim, s.missSim = median(unSim), median(rightSim), median(missSim)
+	s.unansMarks, s.rightMarks = marks(unMarks), marks(rightMarks)
+	return s
+}
+
+func exactFirst(runs []answersRun) string {
+	n, k := 0, 0
+	for _, r := range runs {
+		if r.q.Kind == answers.KindExact {
+			n++
+			if r.exactTop {
+				k++
+			}
+		}
+	}
+	return fmt.Sprintf("%d of %d", k, n)
+}
+
+func wrongHigh(runs []answersRun) string {
+	n, k := 0, 0
+	for _, r := range runs {
+		if r.q.Kind != answers.KindUnanswerable && r.rank != 1 {
+			n++
+			if r.confidence == "high" {
+				k++
+			}
+		}
+	}
+	return fmt.Sprintf("%d of %d", k, n)
+}
+
+func marks(m map[string]int) string {
+	var parts []string
+	for _, k := range []string{"high", "medium", "low"} {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	ys := slices.Clone(xs)
+	sort.Float64s(ys)
+	return ys[len(ys)/2]
+}
+
+func medianDur(runs []answersRun) time.Duration {
+	ds := make([]float64, len(runs))
+	for i, r := range runs {
+		ds[i] = float64(r.took)
+	}
+	return time.Duration(median(ds)).Round(100 * time.Microsecond)
+}
