@@ -358,6 +358,9 @@ func (c Config) rewriteConfig() rewrite.Config {
 	rc := rewrite.DefaultConfig()
 	rw := c.Rewrite
 	rc.Provider, rc.BaseURL, rc.Model, rc.Timeout, rc.LocalOnly = rw.Provider, rw.BaseURL, rw.Model, rw.Timeout, c.Embed.LocalOnly
+	if rw.Provider == RewriteNone {
+		rc.Provider = rewrite.ProviderNone
+	}
 	rc.APIKey = rw.APIKey
 	if rw.Provider == RewriteAnthropic {
 		rc.APIKey = rw.AnthropicAPIKey
