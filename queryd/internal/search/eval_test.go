@@ -33,7 +33,10 @@ import (
 // (fusion, confidence marks, ef_search) is measured on the train queries.
 //
 // STRATA_EVAL_DATABASE_URL keeps the ingested layer between runs (the
-// database must exist; the layer is ingested once).
+// database must exist; the layer is ingested once). The evaluation tests do
+// not call t.Parallel: with that variable they share one database and the
+// first would race the second to ingest it, and without it each ingests its
+// own copy, which on a small machine only doubles the wait.
 
 const evalLayer = "scifact"
 
