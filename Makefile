@@ -33,7 +33,7 @@ test: ## run all tests against a throwaway PostgreSQL cluster
 bench: ## run the benchmarks (medians over repeated runs)
 	@bash scripts/bench.sh
 
-eval: ## retrieval quality on SciFact: nDCG@10 and Recall@100 for lexical, vector and hybrid (slow: ~25 min)
+eval: ## SciFact nDCG@10 and Recall@100 for lexical, vector and hybrid; fails under the floors (slow: 22 min measured on 2 busy cores, most of it embedding)
 	@STRATA_EVAL=1 bash scripts/test.sh -run 'TestEvalSciFact' -v -timeout 90m ./queryd/internal/search/
 
 eval-answers: ## answer quality on our question set (eval/answers): hit@1, hit@5, MRR per kind, confidence, cost (SPLIT=test|train|both)

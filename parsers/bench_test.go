@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -56,12 +55,6 @@ func BenchmarkOCR(b *testing.B) {
 		pages += len(doc.Pages)
 	}
 	b.ReportMetric(float64(pages)/time.Since(start).Seconds(), "pages/s")
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestOCRVersusCLI compares in-process OCR (gosseract, two workers) with two
@@ -116,7 +109,7 @@ func TestOCRVersusCLI(t *testing.T) {
 		return time.Since(start)
 	}
 
-	cpu0 := cpuTime()
+	cpu0 := testenv.ProcessCPU()
 	words := 0
 	var mu sync.Mutex
 	inproc := run(func(i int) {
@@ -128,7 +121,7 @@ func TestOCRVersusCLI(t *testing.T) {
 		words += res.Words
 		mu.Unlock()
 	})
-	inprocCPU := cpuTime() - cpu0
+	inprocCPU := testenv.ProcessCPU() - cpu0
 
 	cli := run(func(i int) {
 		cmd := exec.Command("tesseract", files[i], "-")

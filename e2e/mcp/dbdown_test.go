@@ -3,7 +3,6 @@ package mcpe2e
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,62 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stratakb/stratakb/internal/tcpproxy"
 )
-
-// pgProxy stands between queryd and PostgreSQL and counts the connections
-// queryd opens. Up, it forwards them; down, it accepts each and hangs up at
-// once, as a PostgreSQL that is stopping does.
-type pgProxy struct {
-	target string
-	ln     net.Listener
-	down   atomic.Bool
-	dials  atomic.Int64
-	mu     sync.Mutex
-	conns  []net.Conn
-}
-
-func newPGProxy(t *testing.T, target string) *pgProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &pgProxy{target: target, ln: ln}
-	t.Cleanup(func() { ln.Close(); p.cut() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			p.dials.Add(1)
-			if p.down.Load() {
-				c.Close()
-				continue
-			}
-			up, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			go func() { _, _ = io.Copy(up, c); up.Close() }()
-			go func() { _, _ = io.Copy(c, up); c.Close() }()
-		}
-	}()
-	return p
-}
-
-// cut closes the connections forwarded so far.
-func (p *pgProxy) cut() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-}
 
 // The issue: while PostgreSQL was down, queryd made a new connection per
 // request, about 5,500 a second under a client that ignores Retry-After.
@@ -82,10 +28,11 @@ func TestQuerydBacksOffWhileDatabaseIsDown(t *testing.T) {
 	if err != nil || u.Host == "" {
 		t.Fatalf("queryd's database URL %q: %v", qurl, err)
 	}
-	p := newPGProxy(t, u.Host)
-	u.Host = p.ln.Addr().String()
+	// The proxy counts the connections queryd opens.
+	p := tcpproxy.New(t, u.Host)
+	u.Host = p.Addr()
 	// PostgreSQL is down when queryd starts.
-	p.down.Store(true)
+	p.Set(tcpproxy.AcceptAndClose)
 	base, _, _ := e.serveUntil(t, func(int) bool { return true }, "QUERYD_DATABASE_URL="+u.String())
 
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 10 * time.Second}
@@ -105,7 +52,7 @@ func TestQuerydBacksOffWhileDatabaseIsDown(t *testing.T) {
 	// second, with the database down.
 	hammer := func(when string) {
 		t.Helper()
-		p.dials.Store(0)
+		p.ResetAccepted()
 		var n, unreachable atomic.Int64
 		var other sync.Map
 		var wg sync.WaitGroup
@@ -124,7 +71,7 @@ func TestQuerydBacksOffWhileDatabaseIsDown(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		dials := p.dials.Load()
+		dials := p.Accepted()
 		t.Logf("database down %s: %d searches in 1 s, %d answered 503 \"database is unreachable\", %d connection attempts",
 			when, n.Load(), unreachable.Load(), dials)
 		other.Range(func(k, _ any) bool {
@@ -139,7 +86,7 @@ func TestQuerydBacksOffWhileDatabaseIsDown(t *testing.T) {
 	// within the longest backoff.
 	backUp := func(when string) {
 		t.Helper()
-		p.down.Store(false)
+		p.Set(tcpproxy.Forward)
 		deadline := time.Now().Add(8 * time.Second)
 		for {
 			status, body := search()
@@ -156,8 +103,7 @@ func TestQuerydBacksOffWhileDatabaseIsDown(t *testing.T) {
 	hammer("since start-up")
 	backUp("since start-up")
 	// PostgreSQL goes away under a running queryd.
-	p.down.Store(true)
-	p.cut()
+	p.Set(tcpproxy.AcceptAndClose)
 	hammer("while serving")
 	backUp("while serving")
 }

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stratakb/stratakb/internal/testenv"
 )
 
 // benchSentences returns n short sentences (8–12 pieces each), all distinct.
@@ -55,7 +56,7 @@ func BenchmarkEmbedSentences(b *testing.B) {
 		b.Run(fmt.Sprintf("batch=%d", bs), func(b *testing.B) {
 			mb := withBatch(m, bs)
 			n := 0
-			cpu := cpuSeconds()
+			cpu := testenv.ProcessCPU().Seconds()
 			for b.Loop() {
 				if _, err := mb.Embed(context.Background(), texts); err != nil {
 					b.Fatal(err)
@@ -63,7 +64,7 @@ func BenchmarkEmbedSentences(b *testing.B) {
 				n += len(texts)
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "sentences/s")
-			b.ReportMetric(float64(n)/(cpuSeconds()-cpu), "sentences/cpu-s")
+			b.ReportMetric(float64(n)/(testenv.ProcessCPU().Seconds()-cpu), "sentences/cpu-s")
 		})
 	}
 }
@@ -75,7 +76,7 @@ func BenchmarkEmbedPassages(b *testing.B) {
 	m := testModel(b)
 	texts := benchPassages(m, 64)
 	n := 0
-	cpu := cpuSeconds()
+	cpu := testenv.ProcessCPU().Seconds()
 	for b.Loop() {
 		if _, err := m.Embed(context.Background(), texts); err != nil {
 			b.Fatal(err)
@@ -83,7 +84,7 @@ func BenchmarkEmbedPassages(b *testing.B) {
 		n += len(texts)
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "passages/s")
-	b.ReportMetric(float64(n)/(cpuSeconds()-cpu), "passages/cpu-s")
+	b.ReportMetric(float64(n)/(testenv.ProcessCPU().Seconds()-cpu), "passages/cpu-s")
 	if rss := peakRSSMiB(); rss > 0 {
 		b.ReportMetric(rss, "peak-RSS-MiB")
 	}
@@ -106,7 +107,7 @@ func BenchmarkEmbedPassagesChunks(b *testing.B) {
 		pieces += len(m.Tokenize(texts[i]))
 	}
 	n := 0
-	cpu := cpuSeconds()
+	cpu := testenv.ProcessCPU().Seconds()
 	for b.Loop() {
 		if _, err := m.EmbedPassages(context.Background(), texts); err != nil {
 			b.Fatal(err)
@@ -114,18 +115,8 @@ func BenchmarkEmbedPassagesChunks(b *testing.B) {
 		n += len(texts)
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "chunks/s")
-	b.ReportMetric(float64(n)/(cpuSeconds()-cpu), "chunks/cpu-s")
+	b.ReportMetric(float64(n)/(testenv.ProcessCPU().Seconds()-cpu), "chunks/cpu-s")
 	b.ReportMetric(float64(pieces)/float64(len(texts)), "pieces/chunk")
-}
-
-// cpuSeconds is the process's user+system CPU time. Items per CPU-second is
-// steadier than items per wall-second on a machine shared with other work.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // peakRSSMiB is the process's peak resident set size (Linux), or 0.
@@ -175,7 +166,7 @@ func BenchmarkQueryThreads(b *testing.B) {
 			defer m.Close()
 			var next atomic.Int64
 			n := 0
-			cpu := cpuSeconds()
+			cpu := testenv.ProcessCPU().Seconds()
 			start := time.Now()
 			for b.Loop() {
 				var wg sync.WaitGroup
@@ -199,7 +190,7 @@ func BenchmarkQueryThreads(b *testing.B) {
 			}
 			wall := time.Since(start).Seconds()
 			b.ReportMetric(float64(n)/wall, "queries/s")
-			b.ReportMetric(1000*(cpuSeconds()-cpu)/float64(n), "cpu-ms/query")
+			b.ReportMetric(1000*(testenv.ProcessCPU().Seconds()-cpu)/float64(n), "cpu-ms/query")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
@@ -230,7 +221,7 @@ func BenchmarkPassageThreads(b *testing.B) {
 			}
 			defer m.Close()
 			n := 0
-			cpu := cpuSeconds()
+			cpu := testenv.ProcessCPU().Seconds()
 			for b.Loop() {
 				if _, err := m.EmbedPassages(context.Background(), texts); err != nil {
 					b.Fatal(err)
@@ -238,7 +229,7 @@ func BenchmarkPassageThreads(b *testing.B) {
 				n += len(texts)
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "chunks/s")
-			b.ReportMetric(1000*(cpuSeconds()-cpu)/float64(n), "cpu-ms/chunk")
+			b.ReportMetric(1000*(testenv.ProcessCPU().Seconds()-cpu)/float64(n), "cpu-ms/chunk")
 		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,15 +91,7 @@ func setupMillion(b *testing.B) *benchEnv {
 		b.Logf("reusing %d chunks of layer bench", have)
 		return millionEnv(b, d, pool, url, emb)
 	}
-	l, err := jobs.UpsertLayer(ctx, pool, jobs.Layer{Name: "bench", Root: "/nonexistent", AnswerMode: "grounded", ChunkSize: 8000})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ids := make([]string, 0, len(d.corpus))
-	for id := range d.corpus {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	l, ids := newBenchLayer(b, pool, d)
 	sents := make([][]string, len(ids))
 	all := []string{}
 	for i, id := range ids {

@@ -87,21 +87,29 @@ func loadChunks(tb testing.TB, pool *pgxpool.Pool, layerID int64, emb *bowEmbedd
 	}
 }
 
-func setupBench(b *testing.B) *benchEnv {
-	ctx := context.Background()
-	d := loadSciFact(b)
-	pool, url := dbtest.NewPool(b)
-	ingesttest.Migrate(b, pool)
-	emb := &bowEmbedder{dims: 512}
-	l, err := jobs.UpsertLayer(ctx, pool, jobs.Layer{Name: "bench", Root: "/nonexistent", AnswerMode: "grounded", ChunkSize: 8000})
+// newBenchLayer creates the benchmark layer (no files behind it, an abstract
+// per chunk) and returns it with d's abstract ids in order.
+func newBenchLayer(tb testing.TB, pool *pgxpool.Pool, d *evalData) (jobs.Layer, []string) {
+	tb.Helper()
+	l, err := jobs.UpsertLayer(context.Background(), pool, jobs.Layer{Name: "bench", Root: "/nonexistent", AnswerMode: "grounded", ChunkSize: 8000})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	ids := make([]string, 0, len(d.corpus))
 	for id := range d.corpus {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	return l, ids
+}
+
+func setupBench(b *testing.B) *benchEnv {
+	ctx := context.Background()
+	d := loadSciFact(b)
+	pool, url := dbtest.NewPool(b)
+	ingesttest.Migrate(b, pool)
+	emb := &bowEmbedder{dims: 512}
+	l, ids := newBenchLayer(b, pool, d)
 	if n, _ := strconv.Atoi(os.Getenv("STRATA_BENCH_COPIES")); n > 1 {
 		// More chunks than SciFact: each abstract again under another path.
 		base := ids

@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -61,7 +60,7 @@ func BenchmarkSearchModelThreads(b *testing.B) {
 			ctx := context.Background()
 			n := 0
 			var wall time.Duration
-			cpu := processCPU()
+			cpu := testenv.ProcessCPU()
 			for b.Loop() {
 				var next atomic.Int64
 				var wg sync.WaitGroup
@@ -90,17 +89,8 @@ func BenchmarkSearchModelThreads(b *testing.B) {
 				n += len(env.queries)
 			}
 			b.ReportMetric(float64(n)/wall.Seconds(), "queries/s")
-			b.ReportMetric(1000*(processCPU()-cpu).Seconds()/float64(n), "cpu-ms/query")
+			b.ReportMetric(1000*(testenv.ProcessCPU()-cpu).Seconds()/float64(n), "cpu-ms/query")
 			b.ReportMetric(0, "ns/op")
 		})
 	}
-}
-
-// processCPU is this process's user and system CPU time so far.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

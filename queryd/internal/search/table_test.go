@@ -75,6 +75,7 @@ func writeTableLayer(t *testing.T, root string) {
 }
 
 func TestTableRowsAreFound(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	root := filepath.Join(f.dir, "parts")
 	writeTableLayer(t, root)
@@ -90,6 +91,7 @@ func TestTableRowsAreFound(t *testing.T) {
 // and its measured search parameters (lexical weight 1, vector 0.15), where
 // a question naming the code also brings the row first.
 func TestTableRowsAreFoundUSELite(t *testing.T) {
+	t.Parallel()
 	emb := loadUSELite(t)
 	defer embed.Close(emb)
 	pool, url := dbtest.NewPool(t)

@@ -18,6 +18,7 @@ import (
 // with the failure, so searching their words finds nothing of them, and no
 // stored span points outside its document's text.
 func TestDocumentThatBecomesUnreadable(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	pdf, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "parsers", "testdata", "hello.pdf"))
 	if err != nil {

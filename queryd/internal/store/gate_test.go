@@ -16,6 +16,7 @@ import (
 
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/internal/tcpproxy"
 )
 
 // withDial replaces the dialer, so that a test counts connection attempts.
@@ -112,92 +113,6 @@ func TestConnectionFailuresAreRecognised(t *testing.T) {
 	}
 }
 
-// proxy stands between the store and PostgreSQL, so that a test can take
-// the database away: forward passes connections through; acceptAndClose
-// accepts and hangs up at once, as a server going down does; refuse closes
-// the listening socket.
-type proxy struct {
-	t      *testing.T
-	target string
-	addr   string
-	mode   atomic.Int32
-	mu     sync.Mutex
-	ln     net.Listener
-	conns  []net.Conn
-}
-
-const (
-	forward int32 = iota
-	acceptAndClose
-	refuse
-)
-
-func newProxy(t *testing.T, target string) *proxy {
-	p := &proxy{t: t, target: target}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.addr = ln.Addr().String()
-	p.serve(ln)
-	t.Cleanup(func() { p.set(refuse) })
-	return p
-}
-
-func (p *proxy) serve(ln net.Listener) {
-	p.mu.Lock()
-	p.ln = ln
-	p.mu.Unlock()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if p.mode.Load() != forward {
-				c.Close()
-				continue
-			}
-			up, err := net.Dial("tcp", p.target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, up)
-			p.mu.Unlock()
-			go func() { _, _ = io.Copy(up, c); up.Close() }()
-			go func() { _, _ = io.Copy(c, up); c.Close() }()
-		}
-	}()
-}
-
-// set switches the mode and cuts the connections already forwarded, as a
-// database that stops does.
-func (p *proxy) set(mode int32) {
-	p.mode.Store(mode)
-	p.mu.Lock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
-	ln := p.ln
-	if mode == refuse && ln != nil {
-		p.ln = nil
-	}
-	p.mu.Unlock()
-	if mode == refuse && ln != nil {
-		ln.Close()
-	}
-	if mode != refuse && ln == nil {
-		l, err := net.Listen("tcp", p.addr)
-		if err != nil {
-			p.t.Fatalf("listen again on %s: %v", p.addr, err)
-		}
-		p.serve(l)
-	}
-}
-
 // dialCounter counts the connection attempts the store makes.
 type dialCounter struct{ n atomic.Int64 }
 
@@ -239,8 +154,8 @@ func TestStoreDoesNotDialPerRequestWhileDatabaseIsDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := newProxy(t, u.Host)
-	u.Host = p.addr
+	p := tcpproxy.New(t, u.Host)
+	u.Host = p.Addr()
 	q := u.Query()
 	q.Set("sslmode", "disable")
 	u.RawQuery = q.Encode()
@@ -258,9 +173,9 @@ func TestStoreDoesNotDialPerRequestWhileDatabaseIsDown(t *testing.T) {
 
 	for _, c := range []struct {
 		name string
-		mode int32
-	}{{"accept and close", acceptAndClose}, {"connection refused", refuse}} {
-		p.set(c.mode)
+		mode tcpproxy.Mode
+	}{{"accept and close", tcpproxy.AcceptAndClose}, {"connection refused", tcpproxy.Refuse}} {
+		p.Set(c.mode)
 		dials.n.Store(0)
 		began := time.Now()
 		errs := hammer(func(ctx context.Context) error { _, err := st.Version(ctx); return err })
@@ -278,7 +193,7 @@ func TestStoreDoesNotDialPerRequestWhileDatabaseIsDown(t *testing.T) {
 
 		// When the database is back, the store recovers within the
 		// backoff's longest window.
-		p.set(forward)
+		p.Set(tcpproxy.Forward)
 		deadline := time.Now().Add(gateMaxBackoff + 2*time.Second)
 		for {
 			if _, err = st.Version(ctx); err == nil {
@@ -294,7 +209,7 @@ func TestStoreDoesNotDialPerRequestWhileDatabaseIsDown(t *testing.T) {
 	// A handle made while the database is down (as queryd serve makes its
 	// own at start) does not dial per call either: its start checks go
 	// through its gate too.
-	p.set(refuse)
+	p.Set(tcpproxy.Refuse)
 	dials.n.Store(0)
 	lazy, err := NewCorpus(u.String(), withDial(dials.dial))
 	if err != nil {
@@ -314,7 +229,7 @@ func TestStoreDoesNotDialPerRequestWhileDatabaseIsDown(t *testing.T) {
 	}
 	// Once the database is back, the handle's start checks pass and it
 	// answers.
-	p.set(forward)
+	p.Set(tcpproxy.Forward)
 	deadline := time.Now().Add(gateMaxBackoff + 2*time.Second)
 	for {
 		if _, err = lazy.Version(ctx); err == nil {
