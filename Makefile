@@ -39,9 +39,12 @@ eval: ## SciFact nDCG@10 and Recall@100 for lexical, vector and hybrid; fails un
 eval-answers: ## answer quality on our question set (eval/answers): hit@1, hit@5, MRR per kind, confidence, cost (SPLIT=test|train|both)
 	@STRATA_EVAL=1 STRATA_EVAL_SPLIT=$${SPLIT:-test} bash scripts/test.sh -run 'TestEvalAnswers' -v -timeout 90m ./queryd/internal/search/
 
-lint: ## gofmt and go vet
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+lint: ## gofmt, go vet and staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 
 fuzz: ## run each fuzz target for FUZZTIME (default 30s)
 	@bash scripts/fuzz.sh $${FUZZTIME:-30s}

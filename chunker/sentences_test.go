@@ -122,7 +122,7 @@ func TestSentencesRange(t *testing.T) {
 	if s := Sentences(text, -5, len(text)+5); len(s) != 5 {
 		t.Errorf("out-of-range bounds should be clamped, got %d spans", len(s))
 	}
-	if s := Sentences(text, 10, 3); s != nil && len(s) != 0 {
+	if s := Sentences(text, 10, 3); len(s) != 0 {
 		t.Errorf("end before start should give nothing, got %v", s)
 	}
 }

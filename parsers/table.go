@@ -60,14 +60,13 @@ type tableWriter struct {
 	limit int // most bytes of text
 	err   error
 
-	cutCells  int    // values cut at maxCellBytes
-	firstCut  string // where the first one was
-	cutRows   int    // rows cut at maxRowBytes
-	firstRow  string
-	ragged    int   // rows whose field count differs from the header's
-	raggedAt  []int // the first few of them, by line or row
-	rows      int   // data rows written
-	sawHeader bool
+	cutCells int    // values cut at maxCellBytes
+	firstCut string // where the first one was
+	cutRows  int    // rows cut at maxRowBytes
+	firstRow string
+	ragged   int   // rows whose field count differs from the header's
+	raggedAt []int // the first few of them, by line or row
+	rows     int   // data rows written
 }
 
 func newTableWriter(limit int) *tableWriter { return &tableWriter{line: 1, limit: limit} }

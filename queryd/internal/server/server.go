@@ -408,6 +408,7 @@ func withSampler(ctx context.Context, m *mcpserver.MCPServer) context.Context {
 		return ctx
 	}
 	return caller.WithSampler(ctx, func(ctx context.Context, system, user string, maxTokens int) (string, error) {
+		//lint:ignore SA1019 sampling is how QUERY_REWRITE_PROVIDER=mcp_sampling asks the client's model; clients on protocol versions before 2026-07-28 still use it, and mcp-go turns it into an input request for later ones
 		res, err := m.RequestSampling(ctx, mcp.CreateMessageRequest{CreateMessageParams: mcp.CreateMessageParams{
 			SystemPrompt: system,
 			Messages:     []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(user)}},
