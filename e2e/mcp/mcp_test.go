@@ -130,7 +130,8 @@ func build(root, node, e2eDir string) (*env, string) {
 	q, _ := url.Parse(ownerURL)
 	q.User = url.User("queryd")
 	e.querydEnv = append(withoutDatabaseURLs(os.Environ()), "QUERYD_DATABASE_URL="+q.String(),
-		"STRATA_E2E_DIR="+e2eDir, "SEARCH_QUERY="+query, "SEARCH_LAYER="+layer)
+		"STRATA_E2E_DIR="+e2eDir, "SEARCH_QUERY="+query, "SEARCH_LAYER="+layer,
+		"VERIFY_DRAFT=Up to 5 unused days may be carried into the next calendar year [S1].")
 	return e, ""
 }
 
@@ -166,10 +167,23 @@ type session struct {
 			Required bool
 		}
 	}
-	Search       toolResult
-	Ask          askResult
-	AskDetailed  askResult  `json:"ask_detailed"`
-	BadAsk       toolResult `json:"bad_ask"`
+	Search      toolResult
+	Ask         askResult
+	AskDetailed askResult  `json:"ask_detailed"`
+	BadAsk      toolResult `json:"bad_ask"`
+	Verify      verifyResult
+	VerifyWrong verifyResult `json:"verify_wrong"`
+	Receipt     struct {
+		IsError           bool `json:"isError"`
+		StructuredContent struct {
+			Status   string
+			Draft    string
+			Passages []struct {
+				Ref, Text string
+				Unchanged bool
+			}
+		} `json:"structuredContent"`
+	}
 	BadTopK      toolResult `json:"bad_top_k"`
 	BadLayers    toolResult `json:"bad_layers"`
 	UnknownLayer toolResult `json:"unknown_layer"`
@@ -203,6 +217,16 @@ type toolResult struct {
 		Results []struct {
 			File, Lines, Text, Layer, Ref string
 		}
+	} `json:"structuredContent"`
+}
+
+// verifyResult is a strata_verify tool result.
+type verifyResult struct {
+	IsError           bool `json:"isError"`
+	StructuredContent struct {
+		Status    string
+		ReceiptID string `json:"receipt_id"`
+		Flags     []struct{ Kind, Text string }
 	} `json:"structuredContent"`
 }
 
@@ -284,8 +308,8 @@ func (e *env) check(t *testing.T, s session) {
 			}
 		}
 	}
-	if strings.Join(names, ",") != "strata_ask,strata_search" {
-		t.Errorf("tools %v, want strata_ask and strata_search", names)
+	if strings.Join(names, ",") != "strata_ask,strata_get_receipt,strata_search,strata_verify" {
+		t.Errorf("tools %v, want strata_ask, strata_search, strata_verify and strata_get_receipt", names)
 	}
 	if len(s.Prompts) != 1 || s.Prompts[0].Name != "answer_from_documents" || len(s.Prompts[0].Arguments) != 2 {
 		t.Errorf("prompts %+v", s.Prompts)
@@ -331,6 +355,19 @@ func (e *env) check(t *testing.T, s session) {
 	}
 	if d := s.AskDetailed.StructuredContent; s.AskDetailed.IsError || d.Status != "ok" || d.AnswerStatus == "" || d.Basis == "" {
 		t.Errorf("strata_ask detailed: %+v", s.AskDetailed)
+	}
+	// strata_verify checks a draft against the ref strata_ask returned and
+	// issues a receipt that holds the passage as the server read it; a
+	// changed number is flagged.
+	if v := s.Verify.StructuredContent; s.Verify.IsError || v.Status != "verified" || !strings.HasPrefix(v.ReceiptID, "rcpt_") {
+		t.Errorf("strata_verify: %+v", s.Verify)
+	}
+	if v := s.VerifyWrong.StructuredContent; v.Status != "flagged" || len(v.Flags) == 0 || v.Flags[0].Text != "13" {
+		t.Errorf("strata_verify with a changed number: %+v", s.VerifyWrong)
+	}
+	if r := s.Receipt.StructuredContent; s.Receipt.IsError || r.Status != "verified" || len(r.Passages) != 1 ||
+		r.Passages[0].Ref != a.Passages[0].Ref || r.Passages[0].Text != a.Passages[0].Text || !r.Passages[0].Unchanged {
+		t.Errorf("strata_get_receipt: %+v", s.Receipt)
 	}
 	for name, c := range map[string]struct {
 		r   toolResult

@@ -70,6 +70,16 @@ async function main() {
     out.ask = await client.callTool({ name: 'strata_ask', arguments: { question, layers: [layer] } });
     out.ask_detailed = await client.callTool({ name: 'strata_ask', arguments: { question, response_format: 'detailed' } });
     out.bad_ask = await client.callTool({ name: 'strata_ask', arguments: { question, response_format: 'long' } });
+    const first = out.ask.structuredContent && out.ask.structuredContent.passages[0];
+    if (first && out.tools.some((t) => t.name === 'strata_verify')) {
+      // A draft quoting the first passage, checked against it, and the
+      // receipt opened.
+      const draft = process.env.VERIFY_DRAFT;
+      out.verify = await client.callTool({ name: 'strata_verify', arguments: { draft, passages: [first.ref] } });
+      out.verify_wrong = await client.callTool({ name: 'strata_verify', arguments: { draft: draft.replace(/[0-9]+/, '13'), passages: [first.ref] } });
+      const id = out.verify.structuredContent && out.verify.structuredContent.receipt_id;
+      if (id) out.receipt = await client.callTool({ name: 'strata_get_receipt', arguments: { receipt_id: id } });
+    }
   }
   out.prompt = await client.getPrompt({ name: 'answer_from_documents', arguments: { question: query, layers: `${layer}, other` } });
   out.prompt_without_question = await refusal(() => client.getPrompt({ name: 'answer_from_documents', arguments: {} }));

@@ -11,6 +11,7 @@ import (
 	searchpkg "github.com/stratakb/stratakb/queryd/internal/search"
 	"github.com/stratakb/stratakb/queryd/internal/server"
 	"github.com/stratakb/stratakb/queryd/internal/store"
+	"github.com/stratakb/stratakb/queryd/internal/verify"
 )
 
 // serve runs `queryd serve` (HTTP) or `queryd mcp` (stdio). Logs go to
@@ -70,7 +71,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	srv, err := server.New(cfg.Server, server.Deps{Searcher: searchpkg.NewWithOptions(corpus, opts), Asker: asker,
+	verifier := verify.New(verify.Options{Spans: corpus, Receipts: ledger, Budget: cfg.AnswerTokenBudget,
+		RawQueries: cfg.Server.RawQueries, Logger: log})
+	srv, err := server.New(cfg.Server, server.Deps{Searcher: searchpkg.NewWithOptions(corpus, opts), Asker: asker, Verifier: verifier,
 		DB: db, Model: q, Logger: log, Metrics: metrics})
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)

@@ -44,11 +44,14 @@ var ErrModelNotLoaded = errors.New("the embedding model is not loaded yet")
 type Deps struct {
 	Searcher Searcher
 	// Asker serves strata_ask; nil leaves the tool out.
-	Asker   Asker
-	DB      Pinger      // for /healthz
-	Model   ModelHealth // for /healthz; optional
-	Logger  *slog.Logger
-	Metrics *Metrics // optional; a fresh set when nil
+	Asker Asker
+	// Verifier serves strata_verify and strata_get_receipt; nil leaves them
+	// out.
+	Verifier Verifier
+	DB       Pinger      // for /healthz
+	Model    ModelHealth // for /healthz; optional
+	Logger   *slog.Logger
+	Metrics  *Metrics // optional; a fresh set when nil
 }
 
 // Server serves the registered tools over every transport.

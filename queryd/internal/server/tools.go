@@ -9,6 +9,7 @@ import (
 	"github.com/stratakb/stratakb/queryd/internal/ask"
 	"github.com/stratakb/stratakb/queryd/internal/search"
 	"github.com/stratakb/stratakb/queryd/internal/toolargs"
+	"github.com/stratakb/stratakb/queryd/internal/verify"
 )
 
 // Tool is one tool, served over MCP and, when HTTPPath is set, as an HTTP
@@ -44,6 +45,8 @@ type Outcome struct {
 var toolDefs = []toolDef{
 	askSpec.def(),
 	searchSpec.def(),
+	verifySpec.def(),
+	receiptSpec.def(),
 }
 
 // toolSpec defines one tool whose arguments are the struct A (see package
@@ -179,6 +182,66 @@ var askSpec = toolSpec[ask.Request]{
 		}
 		return func(ctx context.Context, req ask.Request) (Outcome, error) {
 			resp, err := s.deps.Asker.Ask(ctx, req)
+			if err != nil {
+				return Outcome{}, err
+			}
+			return Outcome{Value: resp, Results: len(resp.Passages)}, nil
+		}, true
+	},
+}
+
+// Verifier runs strata_verify and strata_get_receipt; *verify.Verifier is
+// one.
+type Verifier interface {
+	Verify(ctx context.Context, req verify.Request) (*verify.Response, error)
+	GetReceipt(ctx context.Context, req verify.ReceiptRequest) (*verify.ReceiptResponse, error)
+}
+
+var _ Verifier = (*verify.Verifier)(nil)
+
+var verifySpec = toolSpec[verify.Request]{
+	Tool: Tool{
+		Name: ToolVerify,
+		Description: "Check a drafted answer against the passages it cites, read from the stored documents: every quoted span must be " +
+			"in the passage it cites, and every number, date, amount, percentage, code and clause reference in a passage the same " +
+			"sentence cites. Returns verified with a receipt_id, flagged with what did not match, or nothing_checked.",
+		Bounded:  true,
+		HTTPPath: "/v1/verify",
+	},
+	Summary:   "Check a drafted answer against its passages (strata_verify)",
+	Component: "Verify",
+	Response:  reflect.TypeFor[verify.Response](),
+	Run: func(s *Server) (func(context.Context, verify.Request) (Outcome, error), bool) {
+		if s.deps.Verifier == nil {
+			return nil, false
+		}
+		return func(ctx context.Context, req verify.Request) (Outcome, error) {
+			resp, err := s.deps.Verifier.Verify(ctx, req)
+			if err != nil {
+				return Outcome{}, err
+			}
+			return Outcome{Value: resp, Results: len(resp.Flags)}, nil
+		}, true
+	},
+}
+
+var receiptSpec = toolSpec[verify.ReceiptRequest]{
+	Tool: Tool{
+		Name: ToolGetReceipt,
+		Description: "Open a receipt strata_verify issued: the draft that was checked and each passage as the server read it, " +
+			"with whether the stored document still reads the same.",
+		HTTPPath: "/v1/receipt",
+	},
+	Summary:   "Open a receipt (strata_get_receipt)",
+	Component: "Receipt",
+	Response:  reflect.TypeFor[verify.ReceiptResponse](),
+	Logged:    func(r verify.ReceiptRequest) string { return r.ReceiptID },
+	Run: func(s *Server) (func(context.Context, verify.ReceiptRequest) (Outcome, error), bool) {
+		if s.deps.Verifier == nil {
+			return nil, false
+		}
+		return func(ctx context.Context, req verify.ReceiptRequest) (Outcome, error) {
+			resp, err := s.deps.Verifier.GetReceipt(ctx, req)
 			if err != nil {
 				return Outcome{}, err
 			}

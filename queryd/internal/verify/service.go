@@ -4,9 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/stratakb/stratakb/queryd/internal/caller"
@@ -16,6 +19,9 @@ import (
 	"github.com/stratakb/stratakb/queryd/internal/toolargs"
 	"github.com/stratakb/stratakb/schema"
 )
+
+// ToolName is the tool receipts are issued by.
+const ToolName = "strata_verify"
 
 // Request is strata_verify's arguments.
 type Request struct {
@@ -109,20 +115,12 @@ type ReceiptPassage struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Receipt is what a verified draft's receipt holds: the draft and its
-// unchecked sentences (scrubbed unless raw queries are kept) and the
-// passages' text as the server read it.
-type Receipt struct {
-	Caller    string
-	Draft     string
-	Passages  []ReceiptPassage
-	Checked   int
-	Unchecked []string
-}
-
-// Receipts stores receipts and returns their ids.
+// Receipts stores receipts and reads them back; *store.Ledger is one. A
+// receipt holds the draft and its unchecked sentences (scrubbed unless raw
+// queries are kept) and the passages' text as the server read it.
 type Receipts interface {
-	IssueReceipt(ctx context.Context, r Receipt) (string, error)
+	IssueReceipt(ctx context.Context, r store.ReceiptRecord) (string, error)
+	Receipt(ctx context.Context, id string) (store.ReceiptRecord, error)
 }
 
 // Options configure a Verifier.
@@ -212,19 +210,118 @@ func (v *Verifier) Verify(ctx context.Context, req Request) (*Response, error) {
 		resp.Note = "Verified, but this server stores no receipts (LEARNING_ENABLED=false or no write access), so there is no receipt_id."
 		return resp, nil
 	}
-	rc := Receipt{Caller: caller.From(ctx), Draft: req.Draft, Passages: rps, Checked: res.Checked, Unchecked: res.Unchecked}
+	draft, unchecked := req.Draft, append([]string{}, res.Unchecked...)
 	if !v.opt.RawQueries {
-		rc.Draft = scrub.Text(rc.Draft)
-		rc.Unchecked = make([]string, len(res.Unchecked))
-		for i, u := range res.Unchecked {
-			rc.Unchecked[i] = scrub.Text(u)
+		draft = scrub.Text(draft)
+		for i, u := range unchecked {
+			unchecked[i] = scrub.Text(u)
 		}
 	}
-	id, err := v.opt.Receipts.IssueReceipt(ctx, rc)
+	passages, err := json.Marshal(rps)
+	if err != nil {
+		return nil, err
+	}
+	uj, err := json.Marshal(unchecked)
+	if err != nil {
+		return nil, err
+	}
+	id, err := v.opt.Receipts.IssueReceipt(ctx, store.ReceiptRecord{Caller: caller.From(ctx), Tool: ToolName,
+		Status: Verified, Draft: draft, Passages: passages, Checked: res.Checked, Unchecked: uj})
 	if err != nil {
 		v.opt.Logger.Warn("receipt_not_stored", "err", err.Error())
 		return nil, store.CallerError(ctx, err, "store the receipt")
 	}
 	resp.ReceiptID = id
+	return resp, nil
+}
+
+// ReceiptRequest is strata_get_receipt's arguments.
+type ReceiptRequest struct {
+	ReceiptID string `json:"receipt_id"`
+}
+
+// Args describes strata_get_receipt's arguments.
+func (ReceiptRequest) Args() toolargs.Args {
+	return toolargs.Args{"receipt_id": {
+		Description: "The receipt_id strata_verify returned, as rcpt_ and 32 hexadecimal digits.",
+		MinLength:   1,
+		MaxLength:   64,
+	}}
+}
+
+// Validate checks the id's shape.
+func (r *ReceiptRequest) Validate() error {
+	r.ReceiptID = strings.TrimSpace(r.ReceiptID)
+	if !store.ValidReceiptID(r.ReceiptID) {
+		return qerr.Invalidf("receipt_id", "%q is not a receipt id (rcpt_ and 32 hexadecimal digits)", qerr.Clip(r.ReceiptID))
+	}
+	return nil
+}
+
+// ReceiptPassageNow is a receipt's passage with whether the stored
+// document still holds the same text at its ref.
+type ReceiptPassageNow struct {
+	ID     string `json:"id"`
+	Ref    string `json:"ref"`
+	Layer  string `json:"layer"`
+	File   string `json:"file"`
+	Text   string `json:"text"`
+	SHA256 string `json:"sha256"`
+	// Unchanged is true when the span reads the same today; false when the
+	// document changed or is gone (the receipt still shows what was read).
+	Unchanged bool `json:"unchanged"`
+}
+
+// ReceiptResponse is a receipt as strata_get_receipt returns it.
+type ReceiptResponse struct {
+	ReceiptID string              `json:"receipt_id"`
+	CreatedAt string              `json:"created_at"`
+	Tool      string              `json:"tool"`
+	Status    string              `json:"status"`
+	Draft     string              `json:"draft"`
+	Passages  []ReceiptPassageNow `json:"passages"`
+	Checked   int                 `json:"checked"`
+	Unchecked []string            `json:"unchecked_sentences,omitempty"`
+}
+
+// GetReceipt reads a receipt and checks each passage against the stored
+// documents as they are now.
+func (v *Verifier) GetReceipt(ctx context.Context, req ReceiptRequest) (*ReceiptResponse, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if v.opt.Receipts == nil {
+		return nil, qerr.NotFoundf("this server stores no receipts")
+	}
+	r, err := v.opt.Receipts.Receipt(ctx, req.ReceiptID)
+	if errors.Is(err, store.ErrNoReceipt) {
+		return nil, qerr.NotFoundf("no receipt %s", req.ReceiptID)
+	}
+	if err != nil {
+		return nil, store.CallerError(ctx, err, "read the receipt")
+	}
+	resp := &ReceiptResponse{ReceiptID: r.ID, CreatedAt: r.CreatedAt.UTC().Format(time.RFC3339), Tool: r.Tool,
+		Status: r.Status, Draft: r.Draft, Checked: r.Checked}
+	var ps []ReceiptPassage
+	if err := json.Unmarshal(r.Passages, &ps); err != nil {
+		return nil, fmt.Errorf("receipt %s: passages: %w", r.ID, err)
+	}
+	if err := json.Unmarshal(r.Unchecked, &resp.Unchecked); err != nil {
+		return nil, fmt.Errorf("receipt %s: unchecked sentences: %w", r.ID, err)
+	}
+	refs := make([]schema.Ref, len(ps))
+	for i, p := range ps {
+		refs[i], _ = schema.ParseRef(p.Ref)
+	}
+	spans, err := v.opt.Spans.Spans(ctx, refs)
+	if err != nil {
+		return nil, store.CallerError(ctx, err, "read the passages")
+	}
+	for i, p := range ps {
+		sum := sha256.Sum256(spans[i].Bytes)
+		same := spans[i].Found && hex.EncodeToString(sum[:]) == p.SHA256
+		resp.Passages = append(resp.Passages, ReceiptPassageNow{ID: p.ID, Ref: p.Ref, Layer: p.Layer, File: p.File,
+			Text: p.Text, SHA256: p.SHA256, Unchanged: same})
+	}
 	return resp, nil
 }

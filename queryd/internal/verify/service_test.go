@@ -2,35 +2,22 @@ package verify
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 	"github.com/stratakb/stratakb/schema"
 )
 
-type memReceipts struct {
-	mu  sync.Mutex
-	got []Receipt
-}
-
-func (m *memReceipts) IssueReceipt(_ context.Context, r Receipt) (string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.got = append(m.got, r)
-	return fmt.Sprintf("rcpt_%d", len(m.got)), nil
-}
-
 // The fixture: a layer with a chunk size of 200 characters, whose
 // document is mostly two-byte characters, and a long section.
-const notice = "# Kündigung\n\n## 7 Fristen\n\n### 7.2 Frist\n\nDie Kündigung ist mit einer Frist von 30 Tagen möglich.\n\n" +
+const notice = "# Kündigung\n\n## 7 Fristen\n\n### 7.2 Frist\n\nDie Kündigung ist mit einer Frist von 30 Tagen möglich. Zahlungen gehen an DE89 3704 0044 0532 0130 00.\n\n" +
 	"## 8 Gebühren\n\n"
 
 func TestVerifyService(t *testing.T) {
@@ -42,11 +29,17 @@ func TestVerifyService(t *testing.T) {
 		t.Fatal(err)
 	}
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "agb", Root: root, ChunkSize: 200}, ingesttest.Options{})
-	st, err := store.OpenCorpus(context.Background(), dbtest.QuerydURL(t, url))
+	qurl := dbtest.QuerydURL(t, url)
+	st, err := store.OpenCorpus(context.Background(), qurl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
+	ledger, err := store.OpenLedger(context.Background(), qurl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ledger.Close)
 	var doc int64
 	var secStart, secEnd int
 	if err := pool.QueryRow(context.Background(), `SELECT d.id, s.start_off, s.end_off FROM strata.documents d
@@ -61,8 +54,15 @@ func TestVerifyService(t *testing.T) {
 		return i, i + len(s)
 	}
 	ref := func(a, b int) string { return schema.Ref{DocumentID: doc, Start: a, End: b}.String() }
-	rec := &memReceipts{}
-	v := New(Options{Spans: st, Receipts: rec, Budget: 1500})
+	v := New(Options{Spans: st, Receipts: ledger, Budget: 1500})
+	receipt := func(id string) *ReceiptResponse {
+		t.Helper()
+		r, err := v.GetReceipt(context.Background(), ReceiptRequest{ReceiptID: id})
+		if err != nil {
+			t.Fatalf("receipt %s: %v", id, err)
+		}
+		return r
+	}
 	run := func(draft string, refs ...string) *Response {
 		t.Helper()
 		r, err := v.Verify(context.Background(), Request{Draft: draft, Passages: refs})
@@ -74,8 +74,23 @@ func TestVerifyService(t *testing.T) {
 
 	a, b := at("Die Kündigung ist mit einer Frist von 30 Tagen möglich.")
 	r := run(`Die Frist beträgt 30 Tage [S1]; "mit einer Frist von 30 Tagen" [S1].`, ref(a, b))
-	if r.Status != Verified || r.ReceiptID == "" || len(rec.got) != 1 || rec.got[0].Passages[0].Text != body[a:b] {
-		t.Fatalf("verified: %+v receipts %+v", r, rec.got)
+	if r.Status != Verified || r.ReceiptID == "" {
+		t.Fatalf("verified: %+v", r)
+	}
+	// The receipt holds what the server read, and the span still reads the
+	// same.
+	rc := receipt(r.ReceiptID)
+	if rc.Status != Verified || len(rc.Passages) != 1 || rc.Passages[0].Text != body[a:b] || !rc.Passages[0].Unchanged ||
+		rc.Passages[0].File != "agb.md" || rc.Checked != 2 {
+		t.Fatalf("receipt %+v", rc)
+	}
+	for _, id := range []string{"rcpt_1", "nope"} {
+		if _, err := v.GetReceipt(context.Background(), ReceiptRequest{ReceiptID: id}); qerr.KindOf(err) != qerr.Invalid {
+			t.Errorf("receipt id %q: %v, want invalid", id, err)
+		}
+	}
+	if _, err := v.GetReceipt(context.Background(), ReceiptRequest{ReceiptID: "rcpt_" + strings.Repeat("0", 32)}); qerr.KindOf(err) != qerr.NotFound {
+		t.Errorf("unknown receipt: %v, want not found", err)
 	}
 	if r := run("Die Frist beträgt 13 Tage [S1].", ref(a, b)); r.Status != Flagged || r.ReceiptID != "" {
 		t.Errorf("13 days: %+v", r)
@@ -125,8 +140,12 @@ func TestVerifyService(t *testing.T) {
 		}
 	}
 	// The receipt's draft is scrubbed.
-	run("Zahlung an DE89 3704 0044 0532 0130 00: Frist 30 Tage [S1].", ref(a, b))
-	if got := rec.got[len(rec.got)-1].Draft; strings.Contains(got, "3704") {
+	ia, ib := at("Zahlungen gehen an DE89 3704 0044 0532 0130 00.")
+	r = run("Zahlungen gehen an DE89 3704 0044 0532 0130 00 [S1]; die Frist ist 30 Tage [S2].", ref(ia, ib), ref(a, b))
+	if r.ReceiptID == "" {
+		t.Fatalf("IBAN draft not verified: %+v", r)
+	}
+	if got := receipt(r.ReceiptID).Draft; strings.Contains(got, "3704") || !strings.Contains(got, "Frist ist 30 Tage") {
 		t.Errorf("receipt draft not scrubbed: %q", got)
 	}
 }
