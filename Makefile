@@ -7,7 +7,7 @@ LAYER ?= $(notdir $(patsubst %/,%,$(DOCS)))
 QUERY ?= How many unused leave days can be carried over?
 GO ?= go
 
-.PHONY: help setup build run test bench eval eval-answers lint fuzz db-start db-stop clean
+.PHONY: help setup build run test bench eval eval-answers train-reranker lint fuzz db-start db-stop clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -40,6 +40,11 @@ eval-answers: ## answer quality on our question set (eval/answers): hit@1, hit@5
 	@STRATA_EVAL=1 STRATA_EVAL_SPLIT=$${SPLIT:-test} bash scripts/test.sh -run 'TestEvalAnswers' -v -timeout 90m ./queryd/internal/search/
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+train-reranker: ## fit the offline reranker on SciFact train (grouped CV), report test, rewrite queryd/internal/lrank/weights.go
+	STRATA_EVAL=1 STRATA_TRAIN_RERANKER=1 STRATA_WRITE_WEIGHTS=$(CURDIR)/queryd/internal/lrank/weights.go \
+		$(GO) test -run TestTrainReranker -timeout 3h -v ./queryd/internal/search/
+	gofmt -w queryd/internal/lrank/weights.go
 
 lint: ## gofmt, go vet and staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

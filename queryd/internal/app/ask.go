@@ -20,10 +20,6 @@ import (
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
-// noReranker is why strata_ask runs without a reranker until the offline
-// model is trained: the detailed response says so.
-const noReranker = "the offline reranker has no trained model in this build (RERANKING_PROVIDER=http points at a cross-encoder)"
-
 // newAsker builds strata_ask over the corpus with the query embedder;
 // ledger, when set, records the interactions.
 func newAsker(corpus *store.Corpus, ledger *store.Ledger, q *queryEmbedder, cfg Config, log *slog.Logger) (*askpkg.Asker, error) {

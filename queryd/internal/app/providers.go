@@ -7,6 +7,7 @@ import (
 
 	askpkg "github.com/stratakb/stratakb/queryd/internal/ask"
 	"github.com/stratakb/stratakb/queryd/internal/caller"
+	"github.com/stratakb/stratakb/queryd/internal/lrank"
 	"github.com/stratakb/stratakb/queryd/internal/rerank"
 	"github.com/stratakb/stratakb/queryd/internal/rewrite"
 	"github.com/stratakb/stratakb/queryd/internal/store"
@@ -62,5 +63,8 @@ func newReranker(cfg Config, log *slog.Logger) (askpkg.Reranker, string, error) 
 		}
 		return askpkg.Texts{R: h}, "", nil
 	}
-	return nil, noReranker, nil
+	if err := lrank.Default.Check(); err != nil {
+		return nil, "", fmt.Errorf("reranking: %w", err)
+	}
+	return askpkg.Offline{Model: lrank.Default}, "", nil
 }

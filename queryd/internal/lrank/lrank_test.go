@@ -91,3 +91,21 @@ func TestGroupsAndFolds(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultModel: the shipped model matches the features, and ranks a
+// passage that holds the question's terms, found by both channels, above
+// one that holds none of them.
+func TestDefaultModel(t *testing.T) {
+	t.Parallel()
+	if err := Default.Check(); err != nil {
+		t.Fatal(err)
+	}
+	cands := []Candidate{
+		{Text: "Vitamin D deficiency raises the risk of fractures in older adults.", LexRank: 1, LexScore: 12, VecRank: 1, Similarity: 0.7, FusedRank: 1},
+		{Text: "The weather was mild in the spring of that year.", LexRank: 0, VecRank: 9, Similarity: 0.2, FusedRank: 2},
+	}
+	p := Default.Score("Does vitamin D deficiency raise fracture risk?", cands)
+	if p[0] <= p[1] || p[0] < 0.5 || p[1] > 0.3 {
+		t.Errorf("probabilities %v", p)
+	}
+}

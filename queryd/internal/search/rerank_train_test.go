@@ -185,7 +185,7 @@ func TestTrainReranker(t *testing.T) {
 		}
 	}
 	if path := os.Getenv("STRATA_WRITE_WEIGHTS"); path != "" {
-		if err := os.WriteFile(path, []byte(lrank.GoSource(m, "STRATA_EVAL=1 STRATA_TRAIN_RERANKER=1 STRATA_WRITE_WEIGHTS=queryd/internal/lrank/weights.go make train-reranker")), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(lrank.GoSource(m, "make train-reranker")), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
