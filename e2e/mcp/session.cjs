@@ -9,7 +9,8 @@
 //
 // Environment: STRATA_E2E_DIR is the folder setup-e2e.sh installed the SDK
 // into (var/e2e); SEARCH_QUERY and SEARCH_LAYER the search to run, ASK_QUESTION
-// the question strata_ask gets (default: SEARCH_QUERY).
+// the question strata_ask gets (default: SEARCH_QUERY), VERIFY_DRAFT a draft
+// checked with strata_verify against strata_ask's first passage (unset: none).
 'use strict';
 const path = require('node:path');
 const { createRequire } = require('node:module');
@@ -71,10 +72,10 @@ async function main() {
     out.ask_detailed = await client.callTool({ name: 'strata_ask', arguments: { question, response_format: 'detailed' } });
     out.bad_ask = await client.callTool({ name: 'strata_ask', arguments: { question, response_format: 'long' } });
     const first = out.ask.structuredContent && out.ask.structuredContent.passages[0];
-    if (first && out.tools.some((t) => t.name === 'strata_verify')) {
-      // A draft quoting the first passage, checked against it, and the
-      // receipt opened.
-      const draft = process.env.VERIFY_DRAFT;
+    const draft = process.env.VERIFY_DRAFT;
+    if (first && draft && out.tools.some((t) => t.name === 'strata_verify')) {
+      // A draft quoting the first passage (VERIFY_DRAFT), checked against
+      // it, and the receipt opened.
       out.verify = await client.callTool({ name: 'strata_verify', arguments: { draft, passages: [first.ref] } });
       out.verify_wrong = await client.callTool({ name: 'strata_verify', arguments: { draft: draft.replace(/[0-9]+/, '13'), passages: [first.ref] } });
       const id = out.verify.structuredContent && out.verify.structuredContent.receipt_id;
