@@ -243,7 +243,8 @@ type askResult struct {
 			ID, Ref, Text string
 			Citation      struct{ File, Lines, Layer string }
 		}
-		InteractionID string `json:"interaction_id"`
+		InteractionID string   `json:"interaction_id"`
+		QueryVariants []string `json:"query_variants"`
 	} `json:"structuredContent"`
 }
 
@@ -492,6 +493,31 @@ func TestSDKOverStreamableHTTP(t *testing.T) {
 	}
 	if err := stop(); err != nil {
 		t.Errorf("queryd serve on SIGTERM: %v", err)
+	}
+}
+
+// TestSDKSamplingClientRewrites: with QUERY_REWRITE_PROVIDER=mcp_sampling,
+// strata_ask asks a client that declared sampling for rewrites of the
+// question (sampling/createMessage) and searches them beside the question;
+// the client's reply wraps its JSON list in prose.
+func TestSDKSamplingClientRewrites(t *testing.T) {
+	e := setup(t)
+	base, _ := e.serve(t, "QUERY_REWRITE_PROVIDER=mcp_sampling")
+	out := e.node_(t, "http-sampling", base+"/mcp", readerToken)
+	var s struct {
+		SamplingRequests int    `json:"sampling_requests"`
+		SamplingPrompt   string `json:"sampling_prompt"`
+		Ask              askResult
+	}
+	if err := json.Unmarshal(out, &s); err != nil {
+		t.Fatalf("session: %v\n%s", err, out)
+	}
+	if s.SamplingRequests != 1 || !strings.Contains(s.SamplingPrompt, "carried over") {
+		t.Errorf("sampling requests %d, prompt %s", s.SamplingRequests, s.SamplingPrompt)
+	}
+	vs := s.Ask.StructuredContent.QueryVariants
+	if s.Ask.IsError || len(vs) != 2 || vs[1] != "carry over unused annual leave days" {
+		t.Errorf("strata_ask with a sampling client: variants %q, %+v", vs, s.Ask)
 	}
 }
 

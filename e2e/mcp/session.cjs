@@ -6,6 +6,7 @@
 //   node session.cjs stdio QUERYD_BINARY   (spawns `queryd mcp`; env passes through)
 //   node session.cjs http URL TOKEN         (streamable HTTP, bearer token)
 //   node session.cjs http-refused URL [TOKEN]  (reports whether the server refused)
+//   node session.cjs http-sampling URL TOKEN    (a sampling-capable client asks strata_ask)
 //
 // Environment: STRATA_E2E_DIR is the folder setup-e2e.sh installed the SDK
 // into (var/e2e); SEARCH_QUERY and SEARCH_LAYER the search to run, ASK_QUESTION
@@ -43,6 +44,27 @@ async function main() {
     } catch (err) {
       process.stdout.write(JSON.stringify({ refused: true, error: String(err && err.message ? err.message : err) }));
     }
+    return;
+  } else if (mode === 'http-sampling') {
+    // A client that declares sampling and answers sampling/createMessage
+    // with its own "model": a reply in prose around a JSON list, as small
+    // models write. The server (QUERY_REWRITE_PROVIDER=mcp_sampling) asks
+    // it for rewrites of the question.
+    const { CreateMessageRequestSchema } = sdk('@modelcontextprotocol/sdk/types.js');
+    const headers = token ? { Authorization: `Bearer ${token}` } : {};
+    const client = new Client({ name: 'stratakb-e2e-sampling', version: '1.0.0' }, { capabilities: { sampling: {} } });
+    const seen = [];
+    client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+      seen.push(req.params);
+      return { model: 'e2e-fake', role: 'assistant',
+        content: { type: 'text', text: 'Here are rewrites:\n["carry over unused annual leave days"]\nHope that helps.' } };
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(target), { requestInit: { headers } }));
+    const question = process.env.ASK_QUESTION || process.env.SEARCH_QUERY;
+    const ask = await client.callTool({ name: 'strata_ask', arguments: { question, layers: [process.env.SEARCH_LAYER], response_format: 'detailed' } });
+    process.stdout.write(JSON.stringify({ sdk_version: sdkVersion, mode, sampling_requests: seen.length,
+      sampling_prompt: seen[0] ? JSON.stringify(seen[0]) : '', ask }));
+    await client.close();
     return;
   } else if (mode === 'http') {
     const headers = token ? { Authorization: `Bearer ${token}` } : {};
