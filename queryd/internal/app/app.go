@@ -33,6 +33,7 @@ Usage:
                                                   search the layers, print JSON results
   queryd ask QUESTION [--layers a,b] [--top-k N] [--detailed] [--mode extractive|grounded] [--json]
                                                   answer a question: JSON, or a readable answer on a terminal
+  queryd receipt ID [--json]                       show a receipt, each quote marked >>> <<< in its passage
 
 Configuration comes from the environment (README's configuration table
 lists every variable): QUERYD_DATABASE_URL (else DATABASE_URL, else
@@ -79,6 +80,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return search(ctx, args[1:], getenv, stdout, stderr)
 	case "ask":
 		return askVerb(ctx, args[1:], getenv, stdout, stderr)
+	case "receipt":
+		return receiptVerb(ctx, args[1:], getenv, stdout, stderr)
 	case "serve":
 		return serve(ctx, args[1:], getenv, stderr, false, nil, nil)
 	case "mcp":

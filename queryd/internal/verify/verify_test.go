@@ -168,3 +168,16 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+func TestMarkQuotes(t *testing.T) {
+	t.Parallel()
+	p := "7.2 Either party may end this agreement\nwith ninety days' written notice. Notice is written."
+	got := MarkQuotes(`It says "may end this agreement with ninety days" and "Notice is written" [S1].`, p)
+	want := "7.2 Either party >>>may end this agreement\nwith ninety days<<<' written notice. >>>Notice is written<<<."
+	if got != want {
+		t.Errorf("MarkQuotes:\n%s\nwant\n%s", got, want)
+	}
+	if got := MarkQuotes("No quote here [S1].", p); got != p {
+		t.Errorf("no quote: %q", got)
+	}
+}

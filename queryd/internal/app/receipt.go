@@ -1,0 +1,96 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/stratakb/stratakb/internal/config"
+	"github.com/stratakb/stratakb/queryd/internal/qerr"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+	"github.com/stratakb/stratakb/queryd/internal/verify"
+)
+
+// receiptVerb is `queryd receipt ID`: the receipt for a reader, each quote
+// marked >>> <<< in its passage; --json prints strata_get_receipt's
+// response.
+func receiptVerb(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("queryd receipt", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	asJSON := fs.Bool("json", false, "print strata_get_receipt's JSON response")
+	pos, err := config.ParseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	if err != nil {
+		return usageError{err.Error()}
+	}
+	if len(pos) != 1 {
+		return usagef("receipt takes one receipt id, as rcpt_0123…")
+	}
+	req := verify.ReceiptRequest{ReceiptID: pos[0]}
+	if err := req.Validate(); err != nil {
+		return usagef("receipt: %v", err)
+	}
+	cfg, err := LoadConfig(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	check := store.WithCheck(roleCheck(cfg.AllowOwner, nil))
+	corpus, err := store.OpenCorpus(ctx, cfg.ReadDatabaseURL, check)
+	if store.IsUnreachable(err) {
+		return fmt.Errorf("the database is unreachable (is it running? 'make db-start' starts one): %w", err)
+	} else if err != nil {
+		return err
+	}
+	defer corpus.Close()
+	ledger, err := store.OpenLedger(ctx, cfg.DatabaseURL, check)
+	if err != nil {
+		return err
+	}
+	defer ledger.Close()
+	r, err := verify.New(verify.Options{Spans: corpus, Receipts: ledger}).GetReceipt(ctx, req)
+	if k := qerr.KindOf(err); k == qerr.Invalid || k == qerr.NotFound {
+		return usagef("receipt: %v", err)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(r)
+	}
+	renderReceipt(stdout, r)
+	return nil
+}
+
+// renderReceipt writes a receipt for a reader.
+func renderReceipt(w io.Writer, r *verify.ReceiptResponse) {
+	fmt.Fprintf(w, "Receipt %s\nIssued %s by %s\nVerification: %s, %d quotes and facts checked\n", r.ReceiptID, r.CreatedAt, r.Tool, r.Status, r.Checked)
+	fmt.Fprintf(w, "\nDraft:\n")
+	for _, line := range strings.Split(r.Draft, "\n") {
+		fmt.Fprintf(w, "    %s\n", line)
+	}
+	for _, p := range r.Passages {
+		state := "the document still reads the same"
+		if !p.Unchanged {
+			state = "CHANGED since: the document no longer reads this way at this ref"
+		}
+		fmt.Fprintf(w, "\n[%s] %s/%s (%s; %s)\n", p.ID, p.Layer, p.File, p.Ref, state)
+		for _, line := range strings.Split(verify.MarkQuotes(r.Draft, p.Text), "\n") {
+			fmt.Fprintf(w, "    %s\n", line)
+		}
+	}
+	if len(r.Unchecked) > 0 {
+		fmt.Fprintf(w, "\nNot checked (no quote or fact to compare):\n")
+		for _, s := range r.Unchecked {
+			fmt.Fprintf(w, "  - %s\n", s)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stratakb/stratakb/queryd/internal/store"
+	"github.com/stratakb/stratakb/queryd/internal/verify"
+	"github.com/stratakb/stratakb/schema"
+)
+
+// TestReceiptVerb: `queryd receipt ID` shows a receipt strata_verify issued,
+// the quote marked in its passage, and says when the document changed;
+// --json prints the tool's response; a bad id is a usage error.
+func TestReceiptVerb(t *testing.T) {
+	ctx := context.Background()
+	owner, qurl := asQuerydRole(t)
+	var layer, doc int64
+	body := "Up to 5 unused days may be carried into the next calendar year."
+	if err := owner.QueryRow(ctx, `INSERT INTO strata.layers (name, root) VALUES ('handbook', '/docs') RETURNING id`).Scan(&layer); err != nil {
+		t.Fatal(err)
+	}
+	if err := owner.QueryRow(ctx, `INSERT INTO strata.documents (layer_id, path, status, body) VALUES ($1, 'leave.md', 'ok', $2) RETURNING id`, layer, body).Scan(&doc); err != nil {
+		t.Fatal(err)
+	}
+	corpus, err := store.OpenCorpus(ctx, qurl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer corpus.Close()
+	ledger, err := store.OpenLedger(ctx, qurl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ledger.Close()
+	ref := schema.Ref{DocumentID: doc, Start: 0, End: len(body)}.String()
+	v, err := verify.New(verify.Options{Spans: corpus, Receipts: ledger}).Verify(ctx,
+		verify.Request{Draft: `You may carry "5 unused days" into next year [S1].`, Passages: []string{ref}})
+	if err != nil || v.ReceiptID == "" {
+		t.Fatalf("verify: %+v %v", v, err)
+	}
+	env := map[string]string{"QUERYD_DATABASE_URL": qurl, "STRATA_MODEL_DIR": t.TempDir()}
+	run := func(args ...string) (string, error) {
+		var out, errOut strings.Builder
+		err := Run(ctx, append([]string{"receipt"}, args...), func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut)
+		return out.String(), err
+	}
+	out, err := run(v.ReceiptID)
+	if err != nil || !strings.Contains(out, "Up to >>>5 unused days<<< may be carried") || !strings.Contains(out, "still reads the same") {
+		t.Fatalf("receipt: %v\n%s", err, out)
+	}
+	if _, err := owner.Exec(ctx, `UPDATE strata.documents SET body = 'Up to 9 unused days may be carried into the next calendar year.' WHERE id = $1`, doc); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run("--json", v.ReceiptID)
+	var r verify.ReceiptResponse
+	if err != nil || json.Unmarshal([]byte(out), &r) != nil || len(r.Passages) != 1 || r.Passages[0].Unchanged || r.Passages[0].Text != body {
+		t.Fatalf("receipt --json after a change: %v\n%s", err, out)
+	}
+	var ue usageError
+	if _, err := run("rcpt_nope"); !errors.As(err, &ue) {
+		t.Errorf("bad id: %v, want a usage error", err)
+	}
+	if _, err := run("rcpt_" + strings.Repeat("0", 32)); !errors.As(err, &ue) || !strings.Contains(err.Error(), "no receipt") {
+		t.Errorf("unknown id: %v", err)
+	}
+}
