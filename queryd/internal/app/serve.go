@@ -45,6 +45,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	opts.Logger = log
 	opts.OnCacheHit = metrics.CacheHit
 	opts.OnChannel = metrics.ObserveChannel
+	opts.RawQueries = cfg.Server.RawQueries
 	// Neither handle connects yet: the server comes up while the database
 	// is down (the prompt and /healthz need no database), and each handle
 	// connects, checking the schema and queryd's role, on the first call
@@ -66,6 +67,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		return err
 	} else if err != nil {
 		log.Warn("database not available yet; tools will answer unavailable until it is", slog.String("error", err.Error()))
+	}
+	if cfg.LearningEnabled {
+		opts.Recorder = ledger
 	}
 	asker, err := newAsker(corpus, ledger, q, cfg, log)
 	if err != nil {

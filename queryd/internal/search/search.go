@@ -7,6 +7,7 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -19,9 +20,11 @@ import (
 
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/config"
+	"github.com/stratakb/stratakb/queryd/internal/caller"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/route"
+	"github.com/stratakb/stratakb/queryd/internal/scrub"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -148,6 +151,14 @@ type Response struct {
 	Degraded       bool     `json:"degraded,omitempty"`
 	DegradedReason string   `json:"degraded_reason,omitempty"`
 	Explain        *Explain `json:"explain,omitempty"`
+	// InteractionID identifies this search in the ledger (for
+	// strata_feedback); absent with learning off.
+	InteractionID string `json:"interaction_id,omitempty"`
+}
+
+// Recorder records a search as an interaction; *store.Ledger is one.
+type Recorder interface {
+	RecordInteraction(ctx context.Context, in store.Interaction) (int64, error)
 }
 
 // Options configure a Searcher.
@@ -174,6 +185,11 @@ type Options struct {
 	// Tune, when set, overrides the retrieval parameters after the defaults
 	// and the model's measured values (benchmarks comparing settings).
 	Tune func(*retrieve.Params)
+	// Recorder, when set (LEARNING_ENABLED), records every search, cached
+	// ones too; RawQueries (LEARNING_STORE_RAW_QUERIES) keeps the query
+	// unscrubbed.
+	Recorder   Recorder
+	RawQueries bool
 }
 
 // DefaultOptions returns the defaults: no embedder, one keyword slot, a
@@ -306,6 +322,7 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 			resp.Explain.Cached = true
 			resp.Explain.TookMS = ms(time.Since(began))
 		}
+		s.record(ctx, req, resp)
 		return resp, nil
 	}
 
@@ -325,7 +342,39 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 		resp.Explain.TookMS = ms(time.Since(began))
 	}
 	s.cache.put(key, version, resp)
+	resp = copyResponse(resp) // the interaction id is this call's, not the cache's
+	s.record(ctx, req, resp)
 	return resp, nil
+}
+
+// record stores the search as an interaction and puts its id on resp. A
+// failure to record is logged and never fails the search.
+func (s *Searcher) record(ctx context.Context, req Request, resp *Response) {
+	if s.opt.Recorder == nil {
+		return
+	}
+	q := req.Query
+	if !s.opt.RawQueries {
+		q = scrub.Text(q)
+	}
+	ids := make([]int64, 0, len(resp.Results))
+	for _, r := range resp.Results {
+		if r.ChunkID != 0 {
+			ids = append(ids, r.ChunkID)
+		}
+	}
+	detail, err := json.Marshal(map[string]any{"chunk_ids": ids, "confidence": resp.Confidence, "top_k": req.TopK})
+	if err != nil {
+		s.logger.Warn("interaction_not_recorded", "err", err.Error())
+		return
+	}
+	id, err := s.opt.Recorder.RecordInteraction(ctx, store.Interaction{Caller: caller.From(ctx), Tool: "strata_search",
+		Question: q, Layers: resp.SearchedLayers, Status: resp.Status, Detail: detail})
+	if err != nil {
+		s.logger.Warn("interaction_not_recorded", "err", err.Error())
+		return
+	}
+	resp.InteractionID = strconv.FormatInt(id, 10)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
