@@ -134,10 +134,8 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	st, err := store.OpenCorpus(ctx, cfg.ReadDatabaseURL, store.WithCheck(roleCheck(cfg.AllowOwner, nil)))
-	if store.IsUnreachable(err) {
-		return fmt.Errorf("the database is unreachable (is it running? 'make db-start' starts one): %w", err)
-	} else if err != nil {
+	st, err := openCorpus(ctx, cfg)
+	if err != nil {
 		return err
 	}
 	defer st.Close()
@@ -154,4 +152,14 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(resp)
+}
+
+// openCorpus opens the read handle for a command-line verb, checking the
+// role as queryd serve does.
+func openCorpus(ctx context.Context, cfg Config) (*store.Corpus, error) {
+	c, err := store.OpenCorpus(ctx, cfg.ReadDatabaseURL, store.WithCheck(roleCheck(cfg.AllowOwner, nil)))
+	if store.IsUnreachable(err) {
+		return nil, fmt.Errorf("the database is unreachable (is it running? 'make db-start' starts one): %w", err)
+	}
+	return c, err
 }

@@ -93,11 +93,8 @@ func askVerb(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	check := store.WithCheck(roleCheck(cfg.AllowOwner, nil))
-	corpus, err := store.OpenCorpus(ctx, cfg.ReadDatabaseURL, check)
-	if store.IsUnreachable(err) {
-		return fmt.Errorf("the database is unreachable (is it running? 'make db-start' starts one): %w", err)
-	} else if err != nil {
+	corpus, err := openCorpus(ctx, cfg)
+	if err != nil {
 		return err
 	}
 	defer corpus.Close()

@@ -40,15 +40,12 @@ func receiptVerb(ctx context.Context, args []string, getenv func(string) string,
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
-	check := store.WithCheck(roleCheck(cfg.AllowOwner, nil))
-	corpus, err := store.OpenCorpus(ctx, cfg.ReadDatabaseURL, check)
-	if store.IsUnreachable(err) {
-		return fmt.Errorf("the database is unreachable (is it running? 'make db-start' starts one): %w", err)
-	} else if err != nil {
+	corpus, err := openCorpus(ctx, cfg)
+	if err != nil {
 		return err
 	}
 	defer corpus.Close()
-	ledger, err := store.OpenLedger(ctx, cfg.DatabaseURL, check)
+	ledger, err := store.OpenLedger(ctx, cfg.DatabaseURL, store.WithCheck(roleCheck(cfg.AllowOwner, nil)))
 	if err != nil {
 		return err
 	}
