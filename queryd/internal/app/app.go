@@ -148,10 +148,7 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(resp)
+	return printJSON(stdout, resp)
 }
 
 // openCorpus opens the read handle for a command-line verb, checking the
@@ -162,4 +159,13 @@ func openCorpus(ctx context.Context, cfg Config) (*store.Corpus, error) {
 		return nil, fmt.Errorf("the database is unreachable (is it running? 'make db-start' starts one): %w", err)
 	}
 	return c, err
+}
+
+// printJSON writes a tool's response as the command-line verbs print it:
+// indented, with <, > and & as they are.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
 }

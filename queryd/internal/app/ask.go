@@ -117,10 +117,7 @@ func askVerb(ctx context.Context, args []string, getenv func(string) string, std
 		render(stdout, resp)
 		return nil
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(resp)
+	return printJSON(stdout, resp)
 }
 
 // isTerminal reports whether w is a terminal.

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -58,10 +57,7 @@ func receiptVerb(ctx context.Context, args []string, getenv func(string) string,
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(r)
+		return printJSON(stdout, r)
 	}
 	renderReceipt(stdout, r)
 	return nil
