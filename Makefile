@@ -33,11 +33,12 @@ test: ## run all tests against a throwaway PostgreSQL cluster
 bench: ## run the benchmarks (medians over repeated runs)
 	@bash scripts/bench.sh
 
-eval: ## SciFact nDCG@10 and Recall@100 for lexical, vector and hybrid; fails under the floors (slow: 22 min measured on 2 busy cores, most of it embedding)
-	@STRATA_EVAL=1 bash scripts/test.sh -run 'TestEvalSciFact' -v -timeout 90m ./queryd/internal/search/
+eval: ## SciFact nDCG@10 and Recall@100 for lexical, vector, hybrid and strata_ask, and strata_ask on the answer set; fails under the floors (slow: 22 min measured on 2 busy cores, most of it embedding)
+	@STRATA_EVAL=1 bash scripts/test.sh -run 'TestEvalSciFact|TestEvalAskSciFact|TestEvalAskAnswers' -v -timeout 90m ./queryd/internal/search/
 
-eval-answers: ## answer quality on our question set (eval/answers): hit@1, hit@5, MRR per kind, confidence, cost (SPLIT=test|train|both)
-	@STRATA_EVAL=1 STRATA_EVAL_SPLIT=$${SPLIT:-test} bash scripts/test.sh -run 'TestEvalAnswers' -v -timeout 90m ./queryd/internal/search/
+eval-answers: ## answer quality on our question set (eval/answers): hit@1, hit@5, MRR per kind, confidence, cost (SPLIT=test|train|both); strata_ask's statuses
+	@STRATA_EVAL=1 STRATA_EVAL_SPLIT=$${SPLIT:-test} STRATA_EVAL_ANSWERS_DATABASE_URL=$${STRATA_EVAL_ANSWERS_DATABASE_URL:-$${STRATA_EVAL_DATABASE_URL:-}} \
+		bash scripts/test.sh -run 'TestEvalAnswers|TestEvalAskAnswers' -v -timeout 90m ./queryd/internal/search/
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 

@@ -135,7 +135,7 @@ type evalEnv struct {
 	chunkDoc map[int64]string
 }
 
-func setupEval(t *testing.T) *evalEnv {
+func setupEval(t testing.TB) *evalEnv {
 	if os.Getenv("STRATA_EVAL") != "1" {
 		t.Skip("set STRATA_EVAL=1 to run the SciFact evaluation")
 	}

@@ -1,0 +1,436 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stratakb/stratakb/eval/answers"
+	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/internal/testenv"
+	"github.com/stratakb/stratakb/queryd/internal/ask"
+	"github.com/stratakb/stratakb/queryd/internal/lrank"
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// The answer-quality set through strata_ask (STRATA_EVAL=1; `make eval`
+// and `make eval-answers`): the layers of eval/answers are ingested as
+// TestEvalAnswers ingests them, and every question of both splits is asked
+// twice, its layer named and routed, with the offline reranker, top_k 10
+// and the detailed response. A question is judged by eval/answers' Hit on
+// the returned passages: an answerable question is answered when its
+// status is found or partly_found with a gold passage among them; found
+// without one is a false answer; an unanswerable question should be
+// not_found. The train split calibrates the rerank marks (a score band
+// table and a grid of marks); floors are asserted on the test split.
+//
+// STRATA_EVAL_ANSWERS_DATABASE_URL keeps the ingested layers between runs
+// (the database must exist and hold only these layers: routing over a
+// database that also holds SciFact would route differently); `make
+// eval-answers` sets it to STRATA_EVAL_DATABASE_URL when it is not set.
+
+// askFigure is one kind's measured figures on the test split: the share
+// answered (for unanswerable questions: not_found) and the share found
+// without a gold passage. The floor of each is one question under it
+// (checkAskFloors): the share less 1/n, the ceiling the share plus 1/n,
+// with 0.005 for the figures' rounding.
+type askFigure struct{ ok, falseFound float64 }
+
+// Measured on the test split on 2 December 2026 with the offline reranker
+// and the marks 0.8 / 0.45 (docs/ask.md, "Measured"). The issue's targets,
+// over the answerable questions: answered >= 0.80, found without a gold
+// passage <= 0.05; unanswerable not_found >= 0.85.
+var askFiguresNamed = map[string]askFigure{
+	answers.KindExact:        {0.75, 0.06},
+	answers.KindLexical:      {0.95, 0},
+	answers.KindParaphrase:   {0, 0},
+	answers.KindCode:         {0.08, 0},
+	answers.KindContract:     {0.17, 0},
+	answers.KindTable:        {0.25, 0},
+	answers.KindUnanswerable: {0.96, 0},
+}
+
+var askFiguresRouted = map[string]askFigure{
+	answers.KindExact:        {0.75, 0.06},
+	answers.KindLexical:      {0.95, 0},
+	answers.KindParaphrase:   {0, 0},
+	answers.KindCode:         {0.31, 0},
+	answers.KindContract:     {0.19, 0},
+	answers.KindTable:        {0.38, 0},
+	answers.KindUnanswerable: {1, 0},
+}
+
+// askRun is one strata_ask answer to one question.
+type askRun struct {
+	q        answers.Question
+	status   ask.Status
+	gold     bool    // a returned passage holds a gold passage
+	bestGold bool    // the passage with the best rerank score does
+	best     float64 // the best rerank score of a returned passage, -1 for none
+	exact    bool    // a named clause came back
+	basis    string
+	grounded bool
+	sources  []ask.NameSource
+	took     time.Duration
+}
+
+// statusWith is the status the answer would have had with the rerank marks
+// high and medium: the rule of ask.respond for an answer without named
+// clauses (the best returned passage's score, then the names check).
+// Answers a named clause decided, or not on the rerank basis, keep theirs.
+func (r askRun) statusWith(high, medium float64) ask.Status {
+	if r.exact || r.basis != "rerank" || r.best < 0 {
+		return r.status
+	}
+	s := ask.StatusFor(r.best, high, medium)
+	return ask.CheckNames(s, ask.Names(r.q.Question), r.sources, false, r.grounded).Status
+}
+
+func TestEvalAskAnswers(t *testing.T) {
+	if os.Getenv("STRATA_EVAL") != "1" {
+		t.Skip("set STRATA_EVAL=1 to run the answer-quality evaluation of strata_ask")
+	}
+	evalDir := filepath.Join(testenv.RepoRoot(t), "eval", "answers")
+	corpora := filepath.Join(testenv.SharedDir(t), "corpora")
+	testenv.Require(t, corpora, "the shared corpora")
+	layers, err := answers.LoadLayers(filepath.Join(evalDir, "layers.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := answers.LoadQuestions(filepath.Join(evalDir, "questions.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := loadUSELite(t)
+	pool, url := poolFromEnv(t, "STRATA_EVAL_ANSWERS_DATABASE_URL")
+	ingesttest.Migrate(t, pool)
+	ingestAnswerLayers(t, pool, layers, evalDir, corpora, emb)
+	st, err := store.OpenCorpus(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	stored, err := st.Layers(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != len(layers) {
+		t.Fatalf("the database holds %d layers, the answer set has %d: use a database of its own", len(stored), len(layers))
+	}
+	eng := retrieve.New(st, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots})
+	opt := ask.Options{Engine: eng, Docs: st, Reranker: ask.Offline{Model: lrank.Default}}
+	a := ask.New(opt)
+	high, medium := ask.RerankHigh, ask.RerankMedium
+
+	runs := map[string]map[string][]askRun{} // split → named/routed → runs
+	for _, split := range []string{"train", "test"} {
+		runs[split] = map[string][]askRun{}
+		for _, q := range all {
+			if q.Split != split {
+				continue
+			}
+			runs[split]["named"] = append(runs[split]["named"], askOne(t, a, q, []string{q.Layer}))
+			runs[split]["routed"] = append(runs[split]["routed"], askOne(t, a, q, nil))
+		}
+	}
+	// The simulation of the marks must give the statuses the answers had.
+	for _, split := range runs {
+		for _, rs := range split {
+			for _, r := range rs {
+				if s := r.statusWith(high, medium); s != r.status {
+					t.Errorf("%s: statusWith the default marks gives %s, the answer was %s", r.q.ID, s, r.status)
+				}
+			}
+		}
+	}
+
+	// Calibration on train: how often the best passage is a gold passage,
+	// by its rerank score, and what other marks would give.
+	train := append(append([]askRun(nil), runs["train"]["named"]...), runs["train"]["routed"]...)
+	fmt.Printf("\nstrata_ask, answer set train split (named and routed, %d answers): the best returned passage by its rerank score\n", len(train))
+	fmt.Printf("| rerank score | answers | best passage is gold | answerable | unanswerable |\n|---|---|---|---|---|\n")
+	type band struct{ n, gold, answerable, unans int }
+	bands := map[int]*band{}
+	for _, r := range train {
+		if r.best < 0 || r.exact {
+			continue
+		}
+		b := int(math.Min(9, math.Floor(r.best*10)))
+		if bands[b] == nil {
+			bands[b] = &band{}
+		}
+		bd := bands[b]
+		bd.n++
+		if r.bestGold {
+			bd.gold++
+		}
+		if r.q.Kind == answers.KindUnanswerable {
+			bd.unans++
+		} else {
+			bd.answerable++
+		}
+	}
+	for b := 9; b >= 0; b-- {
+		if bd := bands[b]; bd != nil {
+			fmt.Printf("| %.1f–%.1f | %d | %.0f %% | %d | %d |\n", float64(b)/10, float64(b+1)/10, bd.n,
+				100*float64(bd.gold)/float64(bd.n), bd.answerable, bd.unans)
+		}
+	}
+	type grid struct {
+		high, medium float64
+		m            askMeasure
+	}
+	var gs []grid
+	for h := 50; h <= 95; h += 5 {
+		for m := 10; m <= h; m += 5 {
+			gs = append(gs, grid{float64(h) / 100, float64(m) / 100, measureAsk(train, float64(h)/100, float64(m)/100)})
+		}
+	}
+	// Best first: those that keep false answers and unanswerable questions
+	// within the targets, then by the share answered.
+	within := func(g grid) bool { return g.m.falseFound <= 0.05 && g.m.unansNotFound >= 0.85 }
+	sort.SliceStable(gs, func(i, j int) bool {
+		if within(gs[i]) != within(gs[j]) {
+			return within(gs[i])
+		}
+		if gs[i].m.answered != gs[j].m.answered {
+			return gs[i].m.answered > gs[j].m.answered
+		}
+		if gs[i].m.falseFound != gs[j].m.falseFound {
+			return gs[i].m.falseFound < gs[j].m.falseFound
+		}
+		return gs[i].m.unansNotFound > gs[j].m.unansNotFound
+	})
+	cur := measureAsk(train, high, medium)
+	fmt.Printf("\nrerank marks on train, simulated (answered / found without gold / unanswerable not_found):\n")
+	fmt.Printf("  current %.2f / %.2f: %s\n", high, medium, cur)
+	for i := 0; i < 8 && i < len(gs); i++ {
+		fmt.Printf("  %.2f / %.2f: %s\n", gs[i].high, gs[i].medium, gs[i].m)
+	}
+
+	// The medium mark alone, at the high mark in use, on train (chosen
+	// from) and test (reported). Like the grid above it is simulated from
+	// the answers given: a routing fallback that other marks would start or
+	// stop (its trigger is the medium mark) is not run again, so routed
+	// answers can differ when the marks are really changed.
+	test := append(append([]askRun(nil), runs["test"]["named"]...), runs["test"]["routed"]...)
+	fmt.Printf("\nthe medium mark at high %.2f, named and routed together, simulated:\n", high)
+	for m := 20; m <= 60; m += 5 {
+		med := float64(m) / 100
+		fmt.Printf("  %.2f train: %s\n       test:  %s\n", med, measureAsk(train, high, med), measureAsk(test, high, med))
+	}
+
+	for _, split := range []string{"train", "test"} {
+		for _, mode := range []string{"named", "routed"} {
+			reportAsk(split, mode, runs[split][mode])
+		}
+	}
+	checkAskFloors(t, "layer named", runs["test"]["named"], askFiguresNamed)
+	checkAskFloors(t, "routed", runs["test"]["routed"], askFiguresRouted)
+}
+
+func askOne(t *testing.T, a *ask.Asker, q answers.Question, layers []string) askRun {
+	t.Helper()
+	began := time.Now()
+	resp, err := a.Ask(context.Background(), ask.Request{Question: q.Question, Layers: layers, TopK: answersTopK,
+		ResponseFormat: ask.FormatDetailed})
+	if err != nil {
+		t.Fatalf("%s: %v", q.ID, err)
+	}
+	r := askRun{q: q, status: ask.Status(resp.AnswerStatus), best: -1, basis: resp.Basis,
+		grounded: resp.Mode == ask.ModeGrounded, took: time.Since(began)}
+	byPassage := map[string]float64{}
+	for _, c := range resp.RetrievedChunks {
+		if c.Passage != "" && c.RerankScore != nil {
+			byPassage[c.Passage] = *c.RerankScore
+		}
+	}
+	bestID := ""
+	for _, p := range resp.Passages {
+		r.sources = append(r.sources, ask.NameSource{Text: p.Text, File: p.Citation.File})
+		if p.Match == "exact" {
+			r.exact = true
+		}
+		if answers.Hit(q, p.Citation.Layer, p.Citation.File, p.Text) {
+			r.gold = true
+		}
+		if s, ok := byPassage[p.ID]; ok && s > r.best {
+			r.best, bestID = s, p.ID
+		}
+	}
+	for _, p := range resp.Passages {
+		if p.ID == bestID && answers.Hit(q, p.Citation.Layer, p.Citation.File, p.Text) {
+			r.bestGold = true
+		}
+	}
+	return r
+}
+
+// askMeasure is the issue's three figures over a set of answers.
+type askMeasure struct {
+	nAnswerable, nUnans                 int
+	answered, falseFound, unansNotFound float64
+	// goldBack is the share of answerable questions with a gold passage
+	// among the returned passages, whatever their status: what no marks
+	// can raise answered above.
+	goldBack float64
+}
+
+func (m askMeasure) String() string {
+	return fmt.Sprintf("answered %.3f, found without gold %.3f, gold returned %.3f (n=%d); unanswerable not_found %.3f (n=%d)",
+		m.answered, m.falseFound, m.goldBack, m.nAnswerable, m.unansNotFound, m.nUnans)
+}
+
+func measureAsk(rs []askRun, high, medium float64) askMeasure {
+	var m askMeasure
+	for _, r := range rs {
+		s := r.statusWith(high, medium)
+		if r.q.Kind == answers.KindUnanswerable {
+			m.nUnans++
+			if s == ask.NotFound {
+				m.unansNotFound++
+			}
+			continue
+		}
+		m.nAnswerable++
+		if r.gold {
+			m.goldBack++
+		}
+		if s != ask.NotFound && r.gold {
+			m.answered++
+		}
+		if s == ask.Found && !r.gold {
+			m.falseFound++
+		}
+	}
+	m.answered /= float64(max(1, m.nAnswerable))
+	m.falseFound /= float64(max(1, m.nAnswerable))
+	m.goldBack /= float64(max(1, m.nAnswerable))
+	m.unansNotFound /= float64(max(1, m.nUnans))
+	return m
+}
+
+// askKind is one kind's figures: ok is the share answered (answerable) or
+// not_found (unanswerable), falseFound the share found without a gold
+// passage.
+type askKind struct {
+	n                        int
+	ok, falseFound, goldBack float64
+	statuses                 map[ask.Status]int
+}
+
+func askByKind(rs []askRun) map[string]askKind {
+	out := map[string]askKind{}
+	for _, r := range rs {
+		k := out[r.q.Kind]
+		if k.statuses == nil {
+			k.statuses = map[ask.Status]int{}
+		}
+		k.n++
+		k.statuses[r.status]++
+		if r.gold {
+			k.goldBack++
+		}
+		if r.q.Kind == answers.KindUnanswerable {
+			if r.status == ask.NotFound {
+				k.ok++
+			}
+		} else if r.status != ask.NotFound && r.gold {
+			k.ok++
+		}
+		if r.status == ask.Found && !r.gold {
+			k.falseFound++
+		}
+		out[r.q.Kind] = k
+	}
+	for name, k := range out {
+		k.ok /= float64(k.n)
+		k.falseFound /= float64(k.n)
+		k.goldBack /= float64(k.n)
+		out[name] = k
+	}
+	return out
+}
+
+func reportAsk(split, mode string, rs []askRun) {
+	fmt.Printf("\nstrata_ask, answer set %s split, %s: %s\n", split, mode, measureAsk(rs, ask.RerankHigh, ask.RerankMedium))
+	fmt.Printf("| kind | n | answered (unanswerable: not_found) | found without gold | gold returned | found | partly_found | not_found |\n|---|---|---|---|---|---|---|---|\n")
+	byKind := askByKind(rs)
+	for _, k := range answers.Kinds {
+		s, ok := byKind[k]
+		if !ok {
+			continue
+		}
+		fmt.Printf("| %s | %d | %.2f | %.2f | %.2f | %d | %d | %d |\n", k, s.n, s.ok, s.falseFound, s.goldBack,
+			s.statuses[ask.Found], s.statuses[ask.PartlyFound], s.statuses[ask.NotFound])
+	}
+	ds := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		ds[i] = r.took
+	}
+	fmt.Printf("latency per question: p50 %s, p95 %s\n", percentile(ds, 0.5).Round(100*time.Microsecond), percentile(ds, 0.95).Round(100*time.Microsecond))
+}
+
+func checkAskFloors(t *testing.T, mode string, rs []askRun, figures map[string]askFigure) {
+	t.Helper()
+	if m := askFloorMisses(askByKind(rs), figures); len(m) > 0 {
+		t.Errorf("strata_ask on the answer set's test split, %s:\n\t%s", mode, strings.Join(m, "\n\t"))
+	}
+}
+
+// askFloorMisses names each kind's figure that is more than one question
+// worse than its measured figure.
+func askFloorMisses(got map[string]askKind, figures map[string]askFigure) []string {
+	var misses []string
+	for _, k := range answers.Kinds {
+		f, ok := figures[k]
+		if !ok {
+			continue
+		}
+		g := got[k]
+		if g.n == 0 {
+			misses = append(misses, k+": no questions")
+			continue
+		}
+		one := 1/float64(g.n) + 0.005
+		if g.ok < f.ok-one {
+			misses = append(misses, fmt.Sprintf("%s: %.2f answered (unanswerable: not_found), floor %.2f (figure %.2f)", k, g.ok, f.ok-one, f.ok))
+		}
+		if g.falseFound > f.falseFound+one {
+			misses = append(misses, fmt.Sprintf("%s: %.2f found without a gold passage, ceiling %.2f (figure %.2f)", k, g.falseFound, f.falseFound+one, f.falseFound))
+		}
+	}
+	return misses
+}
+
+// TestAskFloors runs without STRATA_EVAL: each figure passes its own floor,
+// and one question fewer answered (or one more found without gold) than
+// the floor allows fails it.
+func TestAskFloors(t *testing.T) {
+	t.Parallel()
+	for name, figs := range map[string]map[string]askFigure{"named": askFiguresNamed, "routed": askFiguresRouted} {
+		for _, k := range answers.Kinds {
+			f, ok := figs[k]
+			if !ok {
+				t.Errorf("%s: no figure for %s", name, k)
+				continue
+			}
+			const n = 20
+			at := map[string]askKind{k: {n: n, ok: f.ok, falseFound: f.falseFound}}
+			if m := askFloorMisses(at, map[string]askFigure{k: f}); len(m) != 0 {
+				t.Errorf("%s %s: the figure misses its own floor: %v", name, k, m)
+			}
+			worse := map[string]askKind{k: {n: n, ok: f.ok - 2.0/n, falseFound: f.falseFound + 2.0/n}}
+			if m := askFloorMisses(worse, map[string]askFigure{k: f}); len(m) != 2 {
+				t.Errorf("%s %s: two questions worse gave %v, want two misses", name, k, m)
+			}
+		}
+	}
+}
