@@ -45,7 +45,8 @@ func newAsker(corpus *store.Corpus, ledger *store.Ledger, q *queryEmbedder, cfg 
 type recorder struct{ l *store.Ledger }
 
 func (r recorder) RecordInteraction(ctx context.Context, in askpkg.Interaction) (string, error) {
-	detail, err := json.Marshal(map[string]any{"variants": in.Variants, "chunk_ids": in.ChunkIDs, "confidence": in.Confidence})
+	detail, err := json.Marshal(map[string]any{"variants": in.Variants, "chunk_ids": in.ChunkIDs, "confidence": in.Confidence,
+		"passage_chunks": in.PassageChunks, "exact_passages": in.ExactPassages})
 	if err != nil {
 		return "", err
 	}

@@ -47,6 +47,7 @@ var toolDefs = []toolDef{
 	searchSpec.def(),
 	verifySpec.def(),
 	receiptSpec.def(),
+	feedbackSpec.def(),
 }
 
 // toolSpec defines one tool whose arguments are the struct A (see package
