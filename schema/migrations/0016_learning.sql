@@ -46,3 +46,7 @@ END
 $$;
 
 GRANT SELECT ON strata.learned_synonyms, strata.promoter_runs TO queryd;
+
+-- queryd records a strata_reset_learning request as an interaction (it may
+-- only insert); reads of learned pairs skip those a later reset covers.
+CREATE INDEX interactions_resets_idx ON strata.interactions (created_at) WHERE tool = 'strata_reset_learning';

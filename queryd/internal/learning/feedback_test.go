@@ -77,7 +77,7 @@ func TestFeedback(t *testing.T) {
 	// A full rating: passage ids resolve to chunk ids, a chunk id is kept
 	// as it is, the layer exists.
 	resp, err := e.svc.Feedback(alice, FeedbackRequest{InteractionID: id, Helpful: false, CorrectLayer: "sepa",
-		BetterQuery: "SCT Inst reject codes for DE89370400440532013000",
+		BetterQuery:   "SCT Inst reject codes for DE89370400440532013000",
 		ChunkFeedback: map[string]string{"S2": "useful", "502": "outdated"}})
 	if err != nil || resp.Status != "ok" || resp.FeedbackID == "" || len(resp.NotStored) != 0 || resp.Warning != "" {
 		t.Fatalf("full rating: %+v %v", resp, err)
