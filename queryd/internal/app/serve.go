@@ -77,7 +77,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	deps := server.Deps{Searcher: searchpkg.NewWithOptions(corpus, opts), Asker: asker, Verifier: verifier,
 		DB: db, Model: q, Logger: log, Metrics: metrics}
 	if cfg.LearningEnabled {
-		deps.Learner = learning.New(learning.Options{Ledger: ledger, Layers: corpus,
+		deps.Learner = learning.New(learning.Options{Ledger: ledger, Layers: corpus, Learned: ledger,
 			RawQueries: cfg.Server.RawQueries, Logger: log})
 	}
 	srv, err := server.New(cfg.Server, deps)

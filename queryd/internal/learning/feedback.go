@@ -139,6 +139,8 @@ type Layers interface {
 type Options struct {
 	Ledger FeedbackLedger
 	Layers Layers
+	// Learned serves strata_learning_stats and strata_reset_learning.
+	Learned Learned
 	// RawQueries (LEARNING_STORE_RAW_QUERIES) keeps better_query as
 	// written; otherwise it is scrubbed.
 	RawQueries bool

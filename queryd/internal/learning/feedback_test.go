@@ -42,7 +42,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return &env{owner: owner, ledger: l, corpus: c, svc: New(Options{Ledger: l, Layers: c})}
+	return &env{owner: owner, ledger: l, corpus: c, svc: New(Options{Ledger: l, Layers: c, Learned: l})}
 }
 
 // askedBy records a strata_ask interaction as the app's recorder writes it:

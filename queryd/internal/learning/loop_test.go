@@ -9,6 +9,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/caller"
+	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -72,16 +74,41 @@ func TestLearningLoop(t *testing.T) {
 		t.Errorf("the handbook layer got %q", vs)
 	}
 
+	// The stats show the pair with its layer and usage count, and the run.
+	st, err := e.svc.Stats(ctx, StatsRequest{})
+	if err != nil || len(st.Synonyms) != 1 || st.LastRun == nil || st.PendingResets != 0 {
+		t.Fatalf("stats %+v %v", st, err)
+	}
+	if s := st.Synonyms[0]; s.Term != "sct" || s.Synonym != "credit transfer" || s.Layer != "sepa" || s.UsageCount != 2 || s.Callers != 2 {
+		t.Errorf("stats synonym %+v", s)
+	}
+	if st, _ := e.svc.Stats(ctx, StatsRequest{Layer: "handbook"}); len(st.Synonyms) != 0 {
+		t.Errorf("handbook stats show %+v", st.Synonyms)
+	}
+
+	// A reset of a layer that does not exist records nothing.
+	admin := caller.With(ctx, "token:admin")
+	if _, err := e.svc.Reset(admin, ResetRequest{Layer: "nope"}); qerr.KindOf(err) != qerr.Invalid {
+		t.Errorf("reset of an unknown layer: %v", err)
+	}
 	// A layer reset, recorded by queryd as an interaction (INSERT only):
 	// the pair is no longer applied, before the promoter deletes it.
-	if _, err := e.ledger.RecordInteraction(ctx, store.Interaction{Caller: "token:admin", Tool: jobs.ResetTool,
-		Layers: []string{"sepa"}, Status: "requested"}); err != nil {
-		t.Fatal(err)
+	r, err := e.svc.Reset(admin, ResetRequest{Layer: "sepa"})
+	if err != nil || r.Scope != "layer" || r.ResetID == "" {
+		t.Fatalf("layer reset: %+v %v", r, err)
 	}
 	if vs := variants(); len(vs) != 1 {
 		t.Errorf("after the reset request: %q", vs)
 	}
+	if st, _ := e.svc.Stats(ctx, StatsRequest{}); len(st.Synonyms) != 0 || st.PendingResets != 1 {
+		t.Errorf("stats after the reset request: %+v", st)
+	}
 	promote()
+	// The history is kept: the rephrasings are still recorded.
+	var asked int
+	if err := e.owner.QueryRow(ctx, `SELECT count(*) FROM strata.interactions WHERE tool = 'strata_ask'`).Scan(&asked); err != nil || asked != 4 {
+		t.Errorf("history after the layer reset: %d, %v", asked, err)
+	}
 	var n int
 	if err := e.owner.QueryRow(ctx, `SELECT count(*) FROM strata.learned_synonyms`).Scan(&n); err != nil || n != 0 {
 		t.Errorf("after the promoter applied the reset: %d pairs, %v", n, err)

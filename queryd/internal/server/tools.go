@@ -48,6 +48,8 @@ var toolDefs = []toolDef{
 	verifySpec.def(),
 	receiptSpec.def(),
 	feedbackSpec.def(),
+	statsSpec.def(),
+	resetSpec.def(),
 }
 
 // toolSpec defines one tool whose arguments are the struct A (see package
