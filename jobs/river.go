@@ -112,6 +112,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 	river.AddWorker(workers, &ReingestAllWorker{pool: pool, logger: cfg.Logger})
 	river.AddWorker(workers, &EmbedWorker{pool: pool, vec: cfg.Vectorizer, loadErr: cfg.VectorizerErr,
 		batchSize: cfg.EmbedBatch, logger: cfg.Logger})
+	river.AddWorker(workers, &PromoteWorker{pool: pool, logger: cfg.Logger})
 	rc := &river.Config{
 		Schema:            RiverSchema,
 		Workers:           workers,
@@ -121,8 +122,9 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 	}
 	if cfg.Workers > 0 {
 		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}
+		rc.PeriodicJobs = []*river.PeriodicJob{promoterPeriodicJob()}
 		if cfg.Schedule != nil {
-			rc.PeriodicJobs = []*river.PeriodicJob{cfg.Schedule.periodicJob()}
+			rc.PeriodicJobs = append(rc.PeriodicJobs, cfg.Schedule.periodicJob())
 		}
 	}
 	// Crash recovery: see RescueStuckJobsAfter and Presence.

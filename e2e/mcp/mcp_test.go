@@ -309,8 +309,8 @@ func (e *env) check(t *testing.T, s session) {
 			}
 		}
 	}
-	if strings.Join(names, ",") != "strata_ask,strata_get_receipt,strata_search,strata_verify" {
-		t.Errorf("tools %v, want strata_ask, strata_search, strata_verify and strata_get_receipt", names)
+	if strings.Join(names, ",") != "strata_ask,strata_feedback,strata_get_receipt,strata_learning_stats,strata_reset_learning,strata_search,strata_verify" {
+		t.Errorf("tools %v, want strata_ask, strata_search, strata_verify, strata_get_receipt and the three learning tools", names)
 	}
 	if len(s.Prompts) != 1 || s.Prompts[0].Name != "answer_from_documents" || len(s.Prompts[0].Arguments) != 2 {
 		t.Errorf("prompts %+v", s.Prompts)

@@ -15,6 +15,7 @@ import (
 	"github.com/stratakb/stratakb/internal/config"
 	askpkg "github.com/stratakb/stratakb/queryd/internal/ask"
 	"github.com/stratakb/stratakb/queryd/internal/caller"
+	"github.com/stratakb/stratakb/queryd/internal/learning"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/store"
@@ -37,6 +38,7 @@ func newAsker(corpus *store.Corpus, ledger *store.Ledger, q *queryEmbedder, cfg 
 	}
 	if ledger != nil && cfg.LearningEnabled {
 		o.Recorder = recorder{ledger}
+		o.Rewriter = learning.WithSynonyms(o.Rewriter, corpus, log)
 	}
 	return askpkg.New(o), nil
 }
@@ -45,7 +47,8 @@ func newAsker(corpus *store.Corpus, ledger *store.Ledger, q *queryEmbedder, cfg 
 type recorder struct{ l *store.Ledger }
 
 func (r recorder) RecordInteraction(ctx context.Context, in askpkg.Interaction) (string, error) {
-	detail, err := json.Marshal(map[string]any{"variants": in.Variants, "chunk_ids": in.ChunkIDs, "confidence": in.Confidence})
+	detail, err := json.Marshal(map[string]any{"variants": in.Variants, "chunk_ids": in.ChunkIDs, "confidence": in.Confidence,
+		"passage_chunks": in.PassageChunks, "exact_passages": in.ExactPassages})
 	if err != nil {
 		return "", err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/stratakb/stratakb/queryd/internal/learning"
 	searchpkg "github.com/stratakb/stratakb/queryd/internal/search"
 	"github.com/stratakb/stratakb/queryd/internal/server"
 	"github.com/stratakb/stratakb/queryd/internal/store"
@@ -77,8 +78,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	}
 	verifier := verify.New(verify.Options{Spans: corpus, Receipts: ledger, Budget: cfg.AnswerTokenBudget,
 		RawQueries: cfg.Server.RawQueries, Logger: log})
-	srv, err := server.New(cfg.Server, server.Deps{Searcher: searchpkg.NewWithOptions(corpus, opts), Asker: asker, Verifier: verifier,
-		DB: db, Model: q, Logger: log, Metrics: metrics})
+	deps := server.Deps{Searcher: searchpkg.NewWithOptions(corpus, opts), Asker: asker, Verifier: verifier,
+		DB: db, Model: q, Logger: log, Metrics: metrics}
+	if cfg.LearningEnabled {
+		deps.Learner = learning.New(learning.Options{Ledger: ledger, Layers: corpus, Learned: ledger,
+			RawQueries: cfg.Server.RawQueries, Logger: log})
+	}
+	srv, err := server.New(cfg.Server, deps)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}

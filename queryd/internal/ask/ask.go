@@ -63,6 +63,13 @@ type Interaction struct {
 	ChunkIDs   []int64
 	Status     string
 	Confidence string
+
+	// PassageChunks maps each returned passage id that has a chunk (S2)
+	// to its chunk id; ExactPassages are the ids of the named-clause
+	// passages (match "exact"), which have none. strata_feedback resolves
+	// ratings by passage id with them.
+	PassageChunks map[string]int64
+	ExactPassages []string
 }
 
 // Recorder records interactions and returns their id.
@@ -549,8 +556,15 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 		}
 		in := Interaction{Caller: caller.From(ctx), Tool: "strata_ask", Question: q,
 			Layers: layerNames(layers), Variants: vs, Status: string(status), Confidence: confidence}
+		in.PassageChunks = map[string]int64{}
 		for _, i := range keep {
 			in.ChunkIDs = append(in.ChunkIDs, cands[i].ChunkID)
+			in.PassageChunks[kept[i]] = cands[i].ChunkID
+		}
+		for _, ps := range resp.Passages {
+			if ps.Match == "exact" {
+				in.ExactPassages = append(in.ExactPassages, ps.ID)
+			}
 		}
 		id, err := a.opt.Recorder.RecordInteraction(ctx, in)
 		if err != nil {

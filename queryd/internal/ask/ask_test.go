@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -237,7 +238,17 @@ func testAskExactClauseInTwoDocuments(t *testing.T) {
 		}
 	}
 	if r.InteractionID == "" || len(f.rec.got) != 1 || f.rec.got[0].Question != "What does clause 7.2 say?" {
-		t.Errorf("interaction %q recorded %+v", r.InteractionID, f.rec.got)
+		t.Fatalf("interaction %q recorded %+v", r.InteractionID, f.rec.got)
+	}
+	// The interaction says which passage is which chunk, and which are
+	// named clauses without one (strata_feedback rates by passage id).
+	in := f.rec.got[0]
+	for _, p := range r.Passages {
+		c, chunked := in.PassageChunks[p.ID]
+		exact := slices.Contains(in.ExactPassages, p.ID)
+		if exact != (p.Match == "exact") || chunked == exact || (chunked && !slices.Contains(in.ChunkIDs, c)) {
+			t.Errorf("passage %s (match %q): chunk %d %v, exact %v in %+v", p.ID, p.Match, c, chunked, exact, in)
+		}
 	}
 }
 

@@ -113,6 +113,9 @@ func contract(has func(string) bool) []string {
 	if ask {
 		add("After a not_found, rephrase the question in the documents' own terms or language and ask again, at most twice. Answer from a single strata_ask response, and tell the reader which wording it used.")
 		add("When the status is still not_found, say that the answer is not in the documents and give next_step, even when passages came back. When it is partly_found, answer what the passages support and say what they leave open. When it is error, report the error.")
+		if has(ToolFeedback) {
+			add("When the reader says whether an answer helped, pass it to strata_feedback with the response's interaction_id (only you, within a day, can rate it); rate passages by their id only when the reader judged them.")
+		}
 	} else if search {
 		add("When no result answers the question, search again in the documents' own terms or language, at most twice. Answer from a single search, and tell the reader which wording it used.")
 		add("When no search finds the answer, say that it is not in the documents, even when results came back. When a tool call fails, report the error instead of answering without it.")

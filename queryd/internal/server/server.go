@@ -48,10 +48,12 @@ type Deps struct {
 	// Verifier serves strata_verify and strata_get_receipt; nil leaves them
 	// out.
 	Verifier Verifier
-	DB       Pinger      // for /healthz
-	Model    ModelHealth // for /healthz; optional
-	Logger   *slog.Logger
-	Metrics  *Metrics // optional; a fresh set when nil
+	// Learner serves the learning tools; nil leaves them out.
+	Learner Learner
+	DB      Pinger      // for /healthz
+	Model   ModelHealth // for /healthz; optional
+	Logger  *slog.Logger
+	Metrics *Metrics // optional; a fresh set when nil
 }
 
 // Server serves the registered tools over every transport.

@@ -47,6 +47,9 @@ var toolDefs = []toolDef{
 	searchSpec.def(),
 	verifySpec.def(),
 	receiptSpec.def(),
+	feedbackSpec.def(),
+	statsSpec.def(),
+	resetSpec.def(),
 }
 
 // toolSpec defines one tool whose arguments are the struct A (see package

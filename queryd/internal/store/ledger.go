@@ -14,7 +14,7 @@ type Ledger struct{ *handle }
 
 // LedgerTables are the tables queryd may insert into, in the strata schema.
 // queryd's start-up role check accepts INSERT on these and on no other.
-func LedgerTables() []string { return []string{"interactions", "receipts"} }
+func LedgerTables() []string { return []string{"feedback", "interactions", "receipts"} }
 
 // NewLedger returns the write handle on url without connecting: like
 // NewCorpus, the first call connects and runs the start checks.

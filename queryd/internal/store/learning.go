@@ -1,0 +1,150 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/stratakb/stratakb/learn"
+)
+
+// MaxLearnedSynonyms bounds the synonyms one question gets appended.
+const MaxLearnedSynonyms = 5
+
+// LearnedSynonyms returns the synonyms the promoter learned for terms (the
+// question's content words, package learn), stored with no layer or with
+// one of layers, under the current rule, most used first. A pair a reset
+// recorded after it was learned is left out, even before the promoter has
+// applied the reset: queryd may not delete, so the reset request is a
+// mark the read honours.
+func (s *Corpus) LearnedSynonyms(ctx context.Context, terms, layers []string) ([]string, error) {
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	if layers == nil {
+		layers = []string{}
+	}
+	rows, err := s.db.Query(ctx, `SELECT s.synonym FROM strata.learned_synonyms s
+		WHERE s.term = ANY($1) AND s.rule_version = $2 AND (s.layer = '' OR s.layer = ANY($3))
+		  AND NOT EXISTS (SELECT 1 FROM strata.interactions r
+			WHERE r.tool = $5 AND r.created_at >= s.updated_at
+			  AND (cardinality(r.layers) = 0 OR (s.layer <> '' AND s.layer = ANY(r.layers))))
+		ORDER BY s.usage_count DESC, s.synonym LIMIT $4`, terms, learn.SynonymRule, layers, MaxLearnedSynonyms, resetTool)
+	if err != nil {
+		return nil, fmt.Errorf("read learned synonyms: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("read learned synonyms: %w", err)
+	}
+	return out, nil
+}
+
+// LearnedSynonym is one learned pair as strata_learning_stats shows it.
+type LearnedSynonym struct {
+	Term        string    `json:"term"`
+	Synonym     string    `json:"synonym"`
+	Layer       string    `json:"layer"`
+	UsageCount  int       `json:"usage_count"`
+	Callers     int       `json:"callers"`
+	RuleVersion int       `json:"rule_version"`
+	LearnedAt   time.Time `json:"learned_at"`
+}
+
+// PromoterRun is the promoter's last run.
+type PromoterRun struct {
+	FinishedAt      time.Time `json:"finished_at"`
+	Interactions    int       `json:"interactions"`
+	PairsSeen       int       `json:"pairs_seen"`
+	SynonymsLearned int       `json:"synonyms_learned"`
+	SynonymsDeleted int       `json:"synonyms_deleted"`
+	ResetsApplied   int       `json:"resets_applied"`
+	RuleVersion     int       `json:"rule_version"`
+}
+
+// FeedbackCounts counts the stored ratings.
+type FeedbackCounts struct {
+	Ratings        int `json:"ratings"`
+	Helpful        int `json:"helpful"`
+	NotHelpful     int `json:"not_helpful"`
+	ChunksUseful   int `json:"chunks_useful"`
+	ChunksWrong    int `json:"chunks_wrong"`
+	ChunksOutdated int `json:"chunks_outdated"`
+}
+
+// LearningStats is what was learned: the pairs applied now (a reset not yet
+// applied by the promoter already hides the pairs it covers), the
+// promoter's last run (nil before the first), the ratings, and how many
+// reset requests the promoter has not applied yet.
+type LearningStats struct {
+	Synonyms      []LearnedSynonym
+	LastRun       *PromoterRun
+	Feedback      FeedbackCounts
+	PendingResets int
+}
+
+// resetTool is the tool name of a reset request in strata.interactions
+// (jobs.ResetTool on the ingestd side).
+const resetTool = "strata_reset_learning"
+
+// LearningStats reads what was learned, from the primary (the promoter and
+// the ledger write there).
+func (l *Ledger) LearningStats(ctx context.Context) (LearningStats, error) {
+	var st LearningStats
+	rows, err := l.db.Query(ctx, `SELECT s.term, s.synonym, s.layer, s.usage_count, s.callers, s.rule_version, s.learned_at
+		FROM strata.learned_synonyms s
+		WHERE s.rule_version = $1 AND NOT EXISTS (SELECT 1 FROM strata.interactions r
+			WHERE r.tool = $2 AND r.created_at >= s.updated_at
+			  AND (cardinality(r.layers) = 0 OR (s.layer <> '' AND s.layer = ANY(r.layers))))
+		ORDER BY s.layer, s.usage_count DESC, s.term, s.synonym LIMIT 500`, learn.SynonymRule, resetTool)
+	if err != nil {
+		return st, fmt.Errorf("read learning stats: %w", err)
+	}
+	st.Synonyms, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (LearnedSynonym, error) {
+		var s LearnedSynonym
+		return s, r.Scan(&s.Term, &s.Synonym, &s.Layer, &s.UsageCount, &s.Callers, &s.RuleVersion, &s.LearnedAt)
+	})
+	if err != nil {
+		return st, fmt.Errorf("read learning stats: %w", err)
+	}
+	var run PromoterRun
+	var lastID int64
+	err = l.db.QueryRow(ctx, `SELECT finished_at, interactions, pairs_seen, synonyms_learned, synonyms_deleted,
+			resets_applied, rule_version, last_interaction_id
+		FROM strata.promoter_runs ORDER BY id DESC LIMIT 1`).Scan(&run.FinishedAt, &run.Interactions, &run.PairsSeen,
+		&run.SynonymsLearned, &run.SynonymsDeleted, &run.ResetsApplied, &run.RuleVersion, &lastID)
+	switch {
+	case err == nil:
+		st.LastRun = &run
+	case !errors.Is(err, pgx.ErrNoRows):
+		return st, fmt.Errorf("read the promoter's last run: %w", err)
+	}
+	if err := l.db.QueryRow(ctx, `SELECT count(*) FROM strata.interactions WHERE tool = $1 AND id > $2`,
+		resetTool, lastID).Scan(&st.PendingResets); err != nil {
+		return st, fmt.Errorf("count reset requests: %w", err)
+	}
+	f := &st.Feedback
+	if err := l.db.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE helpful), count(*) FILTER (WHERE NOT helpful),
+			coalesce(sum((SELECT count(*) FROM jsonb_each_text(chunk_ratings) e WHERE e.value = 'useful')), 0),
+			coalesce(sum((SELECT count(*) FROM jsonb_each_text(chunk_ratings) e WHERE e.value = 'wrong')), 0),
+			coalesce(sum((SELECT count(*) FROM jsonb_each_text(chunk_ratings) e WHERE e.value = 'outdated')), 0)
+		FROM strata.feedback`).Scan(&f.Ratings, &f.Helpful, &f.NotHelpful, &f.ChunksUseful, &f.ChunksWrong, &f.ChunksOutdated); err != nil {
+		return st, fmt.Errorf("count feedback: %w", err)
+	}
+	return st, nil
+}
+
+// RequestReset records a reset of what was learned for layer ("" for the
+// global reset) as an interaction, the only write queryd may make; reads
+// honour it at once and the promoter applies it on its next run. It
+// returns the request's id.
+func (l *Ledger) RequestReset(ctx context.Context, who, layer string) (int64, error) {
+	layers := []string{}
+	if layer != "" {
+		layers = []string{layer}
+	}
+	return l.RecordInteraction(ctx, Interaction{Caller: who, Tool: resetTool, Layers: layers, Status: "requested"})
+}
