@@ -154,6 +154,9 @@ type BM25Query struct {
 	// PhraseBoosts are added to the score for each phrase matched (one per
 	// phrase).
 	PhraseBoosts []float64
+	// DocTermDiscount and DocContext bring in the candidate's document (see
+	// SearchBM25); both 0 score each chunk on its own.
+	DocTermDiscount, DocContext float64
 }
 
 // ImpactSelect bounds the candidates of an impact-ordered lexical search.
@@ -188,6 +191,17 @@ type LexHit struct {
 // tf being the lexeme's positions in tsv and len the generated tsv_len.
 // setweight marks the query lexemes and ts_filter keeps only them, so each
 // candidate's tsvector is cut to a few lexemes in C before it is unnested.
+//
+// With DocTermDiscount or DocContext set, the candidate's document counts
+// too. Let nd be the document's chunks and cf the document's chunks holding
+// a lexeme. DocTermDiscount (a) scales a lexeme's idf inside the document by
+// 1 − a + a·r, r = ln(1 + (nd − cf + 0.5)/(cf + 0.5)) / ln(1 + (nd − 0.5)/1.5)
+// (1 for a lexeme in one chunk, towards 0 for one in every chunk), so a
+// term spread over the document (a party's name in the preamble, notices and
+// signature blocks) weighs little in choosing among its chunks. DocContext
+// (c) adds c·idf for each query lexeme the document holds and the chunk does
+// not: the document's evidence (the names that select it) reaches the
+// clause that lacks them. A one-chunk document scores as without them.
 func (s *Corpus) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 	filter, err := json.Marshal(nonNilMap(q.Filter))
 	if err != nil {
@@ -238,23 +252,20 @@ func (s *Corpus) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) 
 			}
 			ids += ")"
 		}
+		scored := scoredChunks
+		if q.DocTermDiscount != 0 || q.DocContext != 0 {
+			n := len(args)
+			scored = strings.NewReplacer("$DA", "$"+strconv.Itoa(n+1), "$DC", "$"+strconv.Itoa(n+2)).Replace(scoredInDocuments)
+			args = append(args, q.DocTermDiscount, q.DocContext)
+		}
 		rows, err := tx.Query(ctx, `
 		WITH q AS (SELECT * FROM unnest($1::text[], $2::float8[]) AS t(lexeme, idf)),
 		`+ids+`,
 		cand AS (
-			SELECT c.id, c.tsv, c.tsv_len FROM strata.chunks c
+			SELECT c.id, c.document_id, c.tsv, c.tsv_len FROM strata.chunks c
 			WHERE c.id = ANY(ARRAY(SELECT id FROM ids)) AND c.layer_id = ANY($3) AND c.metadata @> $4::jsonb
 		),
-		scored AS (
-			SELECT cand.id,
-				sum(q.idf * (array_length(u.positions, 1) * ($5 + 1.0)) /
-					(array_length(u.positions, 1) + $5 * (1.0 - $6 + $6 * cand.tsv_len / $7))) AS bm25,
-				ARRAY(SELECT (p.i - 1)::int FROM unnest($8::tsquery[]) WITH ORDINALITY p(q, i)
-					WHERE cand.tsv @@ p.q ORDER BY p.i) AS exact
-			FROM cand CROSS JOIN LATERAL unnest(ts_filter(setweight(cand.tsv, 'A', $1::text[]), '{a}')) u
-				JOIN q ON q.lexeme = u.lexeme
-			GROUP BY cand.id, cand.tsv
-		)
+		`+scored+`
 		SELECT id AS chunk_id, bm25 + coalesce((SELECT sum(($9::float8[])[i + 1]) FROM unnest(exact) i), 0) AS score, exact
 		FROM scored
 		ORDER BY `+order+` LIMIT $10`, args...)
@@ -269,6 +280,54 @@ func (s *Corpus) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) 
 	}
 	return out, nil
 }
+
+// scoredChunks scores each candidate on its own text (SearchBM25).
+const scoredChunks = `scored AS (
+			SELECT cand.id,
+				sum(q.idf * (array_length(u.positions, 1) * ($5 + 1.0)) /
+					(array_length(u.positions, 1) + $5 * (1.0 - $6 + $6 * cand.tsv_len / $7))) AS bm25,
+				ARRAY(SELECT (p.i - 1)::int FROM unnest($8::tsquery[]) WITH ORDINALITY p(q, i)
+					WHERE cand.tsv @@ p.q ORDER BY p.i) AS exact
+			FROM cand CROSS JOIN LATERAL unnest(ts_filter(setweight(cand.tsv, 'A', $1::text[]), '{a}')) u
+				JOIN q ON q.lexeme = u.lexeme
+			GROUP BY cand.id, cand.tsv
+		)`
+
+// scoredInDocuments scores each candidate with its document's evidence
+// (SearchBM25; $DA and $DC stand for the parameters holding
+// DocTermDiscount and DocContext): dn counts the chunks of the candidates' documents, dl the
+// chunks of each document holding each query lexeme (every chunk of those
+// documents is read, its tsvector cut to the query's lexemes first).
+const scoredInDocuments = `docs AS MATERIALIZED (SELECT DISTINCT document_id FROM cand),
+		dn AS MATERIALIZED (
+			SELECT c.document_id, count(*)::float8 AS nd FROM strata.chunks c
+			WHERE c.document_id IN (SELECT document_id FROM docs) GROUP BY c.document_id
+		),
+		dl AS MATERIALIZED (
+			SELECT c.document_id, u.lexeme, count(*)::float8 AS cf
+			FROM strata.chunks c CROSS JOIN LATERAL unnest(ts_filter(setweight(c.tsv, 'A', $1::text[]), '{a}')) u
+			WHERE c.document_id IN (SELECT document_id FROM docs)
+			GROUP BY c.document_id, u.lexeme
+		),
+		dsum AS MATERIALIZED (
+			SELECT dl.document_id, sum(q.idf) AS idf FROM dl JOIN q ON q.lexeme = dl.lexeme GROUP BY dl.document_id
+		),
+		scored AS (
+			SELECT cand.id,
+				sum(q.idf * (1.0 - $DA::float8 + $DA::float8 * CASE WHEN dn.nd <= 1 THEN 1.0 ELSE
+						ln(1.0 + (dn.nd - dl.cf + 0.5) / (dl.cf + 0.5)) / ln(1.0 + (dn.nd - 0.5) / 1.5) END) *
+					(array_length(u.positions, 1) * ($5 + 1.0)) /
+					(array_length(u.positions, 1) + $5 * (1.0 - $6 + $6 * cand.tsv_len / $7)))
+				+ $DC::float8 * (min(dsum.idf) - sum(q.idf)) AS bm25,
+				ARRAY(SELECT (p.i - 1)::int FROM unnest($8::tsquery[]) WITH ORDINALITY p(q, i)
+					WHERE cand.tsv @@ p.q ORDER BY p.i) AS exact
+			FROM cand CROSS JOIN LATERAL unnest(ts_filter(setweight(cand.tsv, 'A', $1::text[]), '{a}')) u
+				JOIN q ON q.lexeme = u.lexeme
+				JOIN dn ON dn.document_id = cand.document_id
+				JOIN dl ON dl.document_id = cand.document_id AND dl.lexeme = u.lexeme
+				JOIN dsum ON dsum.document_id = cand.document_id
+			GROUP BY cand.id, cand.tsv
+		)`
 
 // CompleteLayers returns which of the layers have every chunk embedded by
 // model (strata.layer_models.complete).
