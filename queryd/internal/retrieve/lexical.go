@@ -187,6 +187,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 		}
 		q.Terms = append(q.Terms, l)
 		q.IDF = append(q.IDF, idf(l))
+		q.Share = append(q.Share, df/n)
 		x := sel{tsLiteral(l), stats.DF[l]}
 		switch {
 		case phraseLexemes[l]:

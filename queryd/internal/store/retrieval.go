@@ -157,6 +157,10 @@ type BM25Query struct {
 	// DocTermDiscount and DocContext bring in the candidate's document (see
 	// SearchBM25); both 0 score each chunk on its own.
 	DocTermDiscount, DocContext float64
+	// Share is each term's share of the searched chunks holding it (df/N),
+	// which the document evidence compares with its share of a document's
+	// chunks.
+	Share []float64
 }
 
 // ImpactSelect bounds the candidates of an impact-ordered lexical search.
@@ -193,15 +197,17 @@ type LexHit struct {
 // candidate's tsvector is cut to a few lexemes in C before it is unnested.
 //
 // With DocTermDiscount or DocContext set, the candidate's document counts
-// too. Let nd be the document's chunks and cf the document's chunks holding
-// a lexeme. DocTermDiscount (a) scales a lexeme's idf inside the document by
-// 1 − a + a·r, r = ln(1 + (nd − cf + 0.5)/(cf + 0.5)) / ln(1 + (nd − 0.5)/1.5)
-// (1 for a lexeme in one chunk, towards 0 for one in every chunk), so a
-// term spread over the document (a party's name in the preamble, notices and
-// signature blocks) weighs little in choosing among its chunks. DocContext
-// (c) adds c·idf for each query lexeme the document holds and the chunk does
-// not: the document's evidence (the names that select it) reaches the
-// clause that lacks them. A one-chunk document scores as without them.
+// too. A query lexeme's lift in a document is its share of the document's
+// chunks over its share of the searched chunks (cf/nd over df/N), and its
+// document share sigma = max(0, 1 − 1/lift): near 1 for a term the
+// document concentrates (a party's name, found in this contract and
+// nowhere else), 0 for one no commoner there than anywhere (governing,
+// law, terminate). DocTermDiscount (a) takes a·sigma of the lexeme's weight
+// off the chunk's BM25 sum, and DocContext (c) gives every chunk of the
+// document c·a·sigma·idf for each query lexeme the document holds, whether
+// the chunk holds it or not: the names select the document and lift all
+// its chunks alike, the rest of the question chooses among them. A
+// one-chunk document has sigma 0 and scores as without them.
 func (s *Corpus) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 	filter, err := json.Marshal(nonNilMap(q.Filter))
 	if err != nil {
@@ -255,8 +261,13 @@ func (s *Corpus) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) 
 		scored := scoredChunks
 		if q.DocTermDiscount != 0 || q.DocContext != 0 {
 			n := len(args)
-			scored = strings.NewReplacer("$DA", "$"+strconv.Itoa(n+1), "$DC", "$"+strconv.Itoa(n+2)).Replace(scoredInDocuments)
-			args = append(args, q.DocTermDiscount, q.DocContext)
+			share := q.Share
+			for len(share) < len(q.Terms) {
+				share = append(share, 0)
+			}
+			scored = strings.NewReplacer("$DA", "$"+strconv.Itoa(n+1), "$DC", "$"+strconv.Itoa(n+2),
+				"$DS", "$"+strconv.Itoa(n+3)).Replace(scoredInDocuments)
+			args = append(args, q.DocTermDiscount, q.DocContext, share)
 		}
 		rows, err := tx.Query(ctx, `
 		WITH q AS (SELECT * FROM unnest($1::text[], $2::float8[]) AS t(lexeme, idf)),
@@ -294,36 +305,41 @@ const scoredChunks = `scored AS (
 		)`
 
 // scoredInDocuments scores each candidate with its document's evidence
-// (SearchBM25; $DA and $DC stand for the parameters holding
-// DocTermDiscount and DocContext): dn counts the chunks of the candidates' documents, dl the
-// chunks of each document holding each query lexeme (every chunk of those
-// documents is read, its tsvector cut to the query's lexemes first).
+// (SearchBM25; $DA, $DC and $DS stand for the parameters holding
+// DocTermDiscount, DocContext and Share): dn counts the chunks of the
+// candidates' documents, dl each query lexeme's chunks in each of them
+// (every chunk of those documents is read, its tsvector cut to the query's
+// lexemes first) and its document share sigma, dsum the idf·sigma of the
+// lexemes each document holds.
 const scoredInDocuments = `docs AS MATERIALIZED (SELECT DISTINCT document_id FROM cand),
 		dn AS MATERIALIZED (
 			SELECT c.document_id, count(*)::float8 AS nd FROM strata.chunks c
 			WHERE c.document_id IN (SELECT document_id FROM docs) GROUP BY c.document_id
 		),
+		qs AS (SELECT * FROM unnest($1::text[], $2::float8[], $DS::float8[]) AS t(lexeme, idf, share)),
 		dl AS MATERIALIZED (
-			SELECT c.document_id, u.lexeme, count(*)::float8 AS cf
-			FROM strata.chunks c CROSS JOIN LATERAL unnest(ts_filter(setweight(c.tsv, 'A', $1::text[]), '{a}')) u
-			WHERE c.document_id IN (SELECT document_id FROM docs)
-			GROUP BY c.document_id, u.lexeme
+			SELECT x.document_id, x.lexeme, x.idf,
+				CASE WHEN dn.nd <= 1 THEN 0.0 ELSE greatest(0.0, 1.0 - x.share / (x.cf / dn.nd)) END AS sigma
+			FROM (SELECT c.document_id, u.lexeme, min(qs.idf) AS idf, min(qs.share) AS share, count(*)::float8 AS cf
+				FROM strata.chunks c CROSS JOIN LATERAL unnest(ts_filter(setweight(c.tsv, 'A', $1::text[]), '{a}')) u
+				JOIN qs ON qs.lexeme = u.lexeme
+				WHERE c.document_id IN (SELECT document_id FROM docs)
+				GROUP BY c.document_id, u.lexeme) x
+			JOIN dn ON dn.document_id = x.document_id
 		),
 		dsum AS MATERIALIZED (
-			SELECT dl.document_id, sum(q.idf) AS idf FROM dl JOIN q ON q.lexeme = dl.lexeme GROUP BY dl.document_id
+			SELECT dl.document_id, sum(dl.idf * dl.sigma) AS ctx FROM dl GROUP BY dl.document_id
 		),
 		scored AS (
 			SELECT cand.id,
-				sum(q.idf * (1.0 - $DA::float8 + $DA::float8 * CASE WHEN dn.nd <= 1 THEN 1.0 ELSE
-						ln(1.0 + (dn.nd - dl.cf + 0.5) / (dl.cf + 0.5)) / ln(1.0 + (dn.nd - 0.5) / 1.5) END) *
+				sum(q.idf * (1.0 - $DA::float8 * dl.sigma) *
 					(array_length(u.positions, 1) * ($5 + 1.0)) /
 					(array_length(u.positions, 1) + $5 * (1.0 - $6 + $6 * cand.tsv_len / $7)))
-				+ $DC::float8 * (min(dsum.idf) - sum(q.idf)) AS bm25,
+				+ $DC::float8 * $DA::float8 * min(dsum.ctx) AS bm25,
 				ARRAY(SELECT (p.i - 1)::int FROM unnest($8::tsquery[]) WITH ORDINALITY p(q, i)
 					WHERE cand.tsv @@ p.q ORDER BY p.i) AS exact
 			FROM cand CROSS JOIN LATERAL unnest(ts_filter(setweight(cand.tsv, 'A', $1::text[]), '{a}')) u
 				JOIN q ON q.lexeme = u.lexeme
-				JOIN dn ON dn.document_id = cand.document_id
 				JOIN dl ON dl.document_id = cand.document_id AND dl.lexeme = u.lexeme
 				JOIN dsum ON dsum.document_id = cand.document_id
 			GROUP BY cand.id, cand.tsv
