@@ -172,7 +172,8 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 		boosts = append(boosts, boost)
 	}
 	q := store.BM25Query{LayerIDs: ids, Filter: r.q.Filter, K1: p.K1, B: p.B, AvgLen: avg,
-		Limit: depth, Phrases: phrases, ExactFirst: p.ExactFirst}
+		Limit: depth, Phrases: phrases, ExactFirst: p.ExactFirst,
+		DocTermDiscount: p.DocTermDiscount, DocContext: p.DocContext}
 	q.PhraseBoosts = boosts
 	type sel struct {
 		lit string
@@ -186,6 +187,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 		}
 		q.Terms = append(q.Terms, l)
 		q.IDF = append(q.IDF, idf(l))
+		q.Share = append(q.Share, df/n)
 		x := sel{tsLiteral(l), stats.DF[l]}
 		switch {
 		case phraseLexemes[l]:

@@ -43,6 +43,18 @@ type Params struct {
 	// this share of the searched chunks (and in more than one) gets no
 	// boost at all; 0 turns the rule off.
 	CommonTermShare float64
+	// DocTermDiscount and DocContext let a chunk's document speak in the
+	// lexical channel (store.SearchBM25): a query lexeme that a document
+	// concentrates (its share of the document's chunks well above its
+	// share of the layers') weighs up to DocTermDiscount less in the chunk's
+	// own score, and DocContext x that weight goes to every chunk of the
+	// document instead. Names select the document, the rest of the question
+	// the clause (issue 12, class 1). 0 and 0 score chunks alone; 1 and 1
+	// (the weight moved whole from chunk to document) were the best of a
+	// grid on the answer-quality evaluation's train split
+	// (docs/retrieval.md).
+	DocTermDiscount float64
+	DocContext      float64
 	// With more than PruneMinChunks chunks, lexemes in more than
 	// PruneFraction of them still score but do not select candidates on the
 	// GIN path.
@@ -84,6 +96,7 @@ func DefaultParams() Params {
 		K1: 1.2, B: 0.4, PhraseBoost: 0.5, CodeBoost: 1, CommonTermShare: 0.5,
 		PruneFraction: 0.05, PruneMinChunks: 1000,
 		ImpactPerTerm: 2000, ImpactCandidates: 300, ImpactPhraseLimit: 1000,
+		DocTermDiscount: 1, DocContext: 1,
 		KeywordSlots: 1}
 }
 

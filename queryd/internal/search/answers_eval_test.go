@@ -53,37 +53,41 @@ const answersTopK = 10
 //	low <= 0.20.
 type answersFloor struct{ hit1, hit5, mrr float64 }
 
-// Layer named. Measured (test): exact 0.69 0.94 0.81; lexical 0.86 1.00
-// 0.89; paraphrase 0.00 0.23 0.11; code 0.69 1.00 0.82; contract 0.02 0.31
-// 0.15; table 0.75 1.00 0.88.
+// Layer named. Measured (test, 2026-12-02, with the lexical channel's
+// document evidence): exact 0.75 0.88 0.81; lexical 0.90 0.95 0.93;
+// paraphrase 0.08 0.31 0.18; code 0.92 1.00 0.95; contract 0.52 0.79 0.65;
+// table 0.75 1.00 0.88.
 var answersFloorsNamed = map[string]answersFloor{
-	answers.KindExact:      {0.62, 0.87, 0.75},
-	answers.KindLexical:    {0.80, 0.95, 0.84},
-	answers.KindParaphrase: {0, 0.15, 0.06},
-	answers.KindCode:       {0.61, 0.92, 0.75},
-	answers.KindContract:   {0, 0.26, 0.11},
+	answers.KindExact:      {0.68, 0.81, 0.75},
+	answers.KindLexical:    {0.85, 0.90, 0.88},
+	answers.KindParaphrase: {0, 0.23, 0.12},
+	answers.KindCode:       {0.84, 0.92, 0.88},
+	answers.KindContract:   {0.49, 0.76, 0.62},
 	answers.KindTable:      {0.62, 0.87, 0.80},
 }
 
-// Routed (no layer named). Measured (test): exact 0.69 0.88 0.78; lexical
-// 0.81 0.95 0.85; paraphrase 0.00 0.00 0.01; code 0.46 0.92 0.63; contract
-// 0.05 0.36 0.18; table 1.00 1.00 1.00.
+// Routed (no layer named). Measured (test, same run): exact 0.75 0.88
+// 0.81; lexical 0.86 0.95 0.90; paraphrase 0.00 0.15 0.04; code 0.85 0.92
+// 0.87; contract 0.45 0.79 0.61; table 0.88 1.00 0.92.
 var answersFloorsRouted = map[string]answersFloor{
-	answers.KindExact:      {0.62, 0.81, 0.72},
-	answers.KindLexical:    {0.76, 0.90, 0.80},
-	answers.KindParaphrase: {0, 0, 0},
-	answers.KindCode:       {0.38, 0.84, 0.55},
-	answers.KindContract:   {0.02, 0.31, 0.14},
-	answers.KindTable:      {0.87, 0.87, 0.90},
+	answers.KindExact:      {0.68, 0.81, 0.75},
+	answers.KindLexical:    {0.81, 0.90, 0.85},
+	answers.KindParaphrase: {0, 0.07, 0.01},
+	answers.KindCode:       {0.77, 0.84, 0.80},
+	answers.KindContract:   {0.42, 0.76, 0.58},
+	answers.KindTable:      {0.75, 0.87, 0.85},
 }
 
 // The confidence marks on the test split (layer named): the share of
 // unanswerable questions marked low must stay at least unanswerableLowFloor
-// (measured 0.88); the share of answerable questions with the right
-// passage first marked low at most rightFirstLowCeiling (measured 0.56).
+// (measured 0.96); the share of answerable questions with the right
+// passage first marked low at most rightFirstLowCeiling (measured 0.68 with
+// the medium mark 0.58 of migration 0014; it rose from 0.56 because the
+// document evidence puts 21 more contract clauses first, most of them with
+// a low similarity: no mark separates the two, docs/retrieval.md).
 const (
-	unanswerableLowFloor = 0.84
-	rightFirstLowCeiling = 0.62
+	unanswerableLowFloor = 0.92
+	rightFirstLowCeiling = 0.70
 )
 
 // answersRun is one search of one question.

@@ -154,6 +154,13 @@ type BM25Query struct {
 	// PhraseBoosts are added to the score for each phrase matched (one per
 	// phrase).
 	PhraseBoosts []float64
+	// DocTermDiscount and DocContext bring in the candidate's document (see
+	// SearchBM25); both 0 score each chunk on its own.
+	DocTermDiscount, DocContext float64
+	// Share is each term's share of the searched chunks holding it (df/N),
+	// which the document evidence compares with its share of a document's
+	// chunks.
+	Share []float64
 }
 
 // ImpactSelect bounds the candidates of an impact-ordered lexical search.
@@ -188,6 +195,19 @@ type LexHit struct {
 // tf being the lexeme's positions in tsv and len the generated tsv_len.
 // setweight marks the query lexemes and ts_filter keeps only them, so each
 // candidate's tsvector is cut to a few lexemes in C before it is unnested.
+//
+// With DocTermDiscount or DocContext set, the candidate's document counts
+// too. A query lexeme's lift in a document is its share of the document's
+// chunks over its share of the searched chunks (cf/nd over df/N), and its
+// document share sigma = max(0, 1 − 1/lift): near 1 for a term the
+// document concentrates (a party's name, found in this contract and
+// nowhere else), 0 for one no commoner there than anywhere (governing,
+// law, terminate). DocTermDiscount (a) takes a·sigma of the lexeme's weight
+// off the chunk's BM25 sum, and DocContext (c) gives every chunk of the
+// document c·a·sigma·idf for each query lexeme the document holds, whether
+// the chunk holds it or not: the names select the document and lift all
+// its chunks alike, the rest of the question chooses among them. A
+// one-chunk document has sigma 0 and scores as without them.
 func (s *Corpus) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 	filter, err := json.Marshal(nonNilMap(q.Filter))
 	if err != nil {
@@ -238,23 +258,25 @@ func (s *Corpus) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) 
 			}
 			ids += ")"
 		}
+		scored := scoredChunks
+		if q.DocTermDiscount != 0 || q.DocContext != 0 {
+			n := len(args)
+			share := q.Share
+			for len(share) < len(q.Terms) {
+				share = append(share, 0)
+			}
+			scored = strings.NewReplacer("$DA", "$"+strconv.Itoa(n+1), "$DC", "$"+strconv.Itoa(n+2),
+				"$DS", "$"+strconv.Itoa(n+3)).Replace(scoredInDocuments)
+			args = append(args, q.DocTermDiscount, q.DocContext, share)
+		}
 		rows, err := tx.Query(ctx, `
 		WITH q AS (SELECT * FROM unnest($1::text[], $2::float8[]) AS t(lexeme, idf)),
 		`+ids+`,
 		cand AS (
-			SELECT c.id, c.tsv, c.tsv_len FROM strata.chunks c
+			SELECT c.id, c.document_id, c.tsv, c.tsv_len FROM strata.chunks c
 			WHERE c.id = ANY(ARRAY(SELECT id FROM ids)) AND c.layer_id = ANY($3) AND c.metadata @> $4::jsonb
 		),
-		scored AS (
-			SELECT cand.id,
-				sum(q.idf * (array_length(u.positions, 1) * ($5 + 1.0)) /
-					(array_length(u.positions, 1) + $5 * (1.0 - $6 + $6 * cand.tsv_len / $7))) AS bm25,
-				ARRAY(SELECT (p.i - 1)::int FROM unnest($8::tsquery[]) WITH ORDINALITY p(q, i)
-					WHERE cand.tsv @@ p.q ORDER BY p.i) AS exact
-			FROM cand CROSS JOIN LATERAL unnest(ts_filter(setweight(cand.tsv, 'A', $1::text[]), '{a}')) u
-				JOIN q ON q.lexeme = u.lexeme
-			GROUP BY cand.id, cand.tsv
-		)
+		`+scored+`
 		SELECT id AS chunk_id, bm25 + coalesce((SELECT sum(($9::float8[])[i + 1]) FROM unnest(exact) i), 0) AS score, exact
 		FROM scored
 		ORDER BY `+order+` LIMIT $10`, args...)
@@ -269,6 +291,59 @@ func (s *Corpus) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) 
 	}
 	return out, nil
 }
+
+// scoredChunks scores each candidate on its own text (SearchBM25).
+const scoredChunks = `scored AS (
+			SELECT cand.id,
+				sum(q.idf * (array_length(u.positions, 1) * ($5 + 1.0)) /
+					(array_length(u.positions, 1) + $5 * (1.0 - $6 + $6 * cand.tsv_len / $7))) AS bm25,
+				ARRAY(SELECT (p.i - 1)::int FROM unnest($8::tsquery[]) WITH ORDINALITY p(q, i)
+					WHERE cand.tsv @@ p.q ORDER BY p.i) AS exact
+			FROM cand CROSS JOIN LATERAL unnest(ts_filter(setweight(cand.tsv, 'A', $1::text[]), '{a}')) u
+				JOIN q ON q.lexeme = u.lexeme
+			GROUP BY cand.id, cand.tsv
+		)`
+
+// scoredInDocuments scores each candidate with its document's evidence
+// (SearchBM25; $DA, $DC and $DS stand for the parameters holding
+// DocTermDiscount, DocContext and Share): dn counts the chunks of the
+// candidates' documents, dl each query lexeme's chunks in each of them
+// (every chunk of those documents is read, its tsvector cut to the query's
+// lexemes first) and its document share sigma, dsum the idf·sigma of the
+// lexemes each document holds.
+const scoredInDocuments = `docs AS MATERIALIZED (SELECT DISTINCT document_id FROM cand),
+		dn AS MATERIALIZED (
+			SELECT c.document_id, count(*)::float8 AS nd FROM strata.chunks c
+			WHERE c.document_id IN (SELECT document_id FROM docs) GROUP BY c.document_id
+		),
+		qs AS (SELECT * FROM unnest($1::text[], $2::float8[], $DS::float8[]) AS t(lexeme, idf, share)),
+		dl AS MATERIALIZED (
+			SELECT x.document_id, x.lexeme, x.idf,
+				CASE WHEN dn.nd <= 1 THEN 0.0 ELSE greatest(0.0, 1.0 - x.share / (x.cf / dn.nd)) END AS sigma
+			FROM (SELECT c.document_id, u.lexeme, min(qs.idf) AS idf, min(qs.share) AS share, count(*)::float8 AS cf
+				FROM strata.chunks c CROSS JOIN LATERAL unnest(ts_filter(setweight(c.tsv, 'A', $1::text[]), '{a}')) u
+				JOIN qs ON qs.lexeme = u.lexeme
+				WHERE c.document_id IN (SELECT document_id FROM docs)
+				GROUP BY c.document_id, u.lexeme) x
+			JOIN dn ON dn.document_id = x.document_id
+		),
+		dsum AS MATERIALIZED (
+			SELECT dl.document_id, sum(dl.idf * dl.sigma) AS ctx FROM dl GROUP BY dl.document_id
+		),
+		scored AS (
+			SELECT cand.id,
+				sum(q.idf * (1.0 - $DA::float8 * dl.sigma) *
+					(array_length(u.positions, 1) * ($5 + 1.0)) /
+					(array_length(u.positions, 1) + $5 * (1.0 - $6 + $6 * cand.tsv_len / $7)))
+				+ $DC::float8 * $DA::float8 * min(dsum.ctx) AS bm25,
+				ARRAY(SELECT (p.i - 1)::int FROM unnest($8::tsquery[]) WITH ORDINALITY p(q, i)
+					WHERE cand.tsv @@ p.q ORDER BY p.i) AS exact
+			FROM cand CROSS JOIN LATERAL unnest(ts_filter(setweight(cand.tsv, 'A', $1::text[]), '{a}')) u
+				JOIN q ON q.lexeme = u.lexeme
+				JOIN dl ON dl.document_id = cand.document_id AND dl.lexeme = u.lexeme
+				JOIN dsum ON dsum.document_id = cand.document_id
+			GROUP BY cand.id, cand.tsv
+		)`
 
 // CompleteLayers returns which of the layers have every chunk embedded by
 // model (strata.layer_models.complete).

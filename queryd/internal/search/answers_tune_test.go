@@ -1,0 +1,147 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stratakb/stratakb/eval/answers"
+	"github.com/stratakb/stratakb/internal/testenv"
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// TestTuneAnswers measures settings on the answer-quality evaluation's
+// layers (STRATA_EVAL=1 STRATA_EVAL_TUNE=1, the layers already ingested in
+// STRATA_EVAL_DATABASE_URL by TestEvalAnswers): the lexical channel's
+// document evidence (Params.DocTermDiscount x DocContext) by kind, layer
+// named, on the split STRATA_EVAL_SPLIT (default train), and the
+// similarity marks that best separate answerable questions with the right
+// passage first from unanswerable ones. docs/retrieval.md has the tables.
+func TestTuneAnswers(t *testing.T) {
+	if os.Getenv("STRATA_EVAL") != "1" || os.Getenv("STRATA_EVAL_TUNE") != "1" {
+		t.Skip("set STRATA_EVAL=1 STRATA_EVAL_TUNE=1 to measure settings on the answer-quality evaluation")
+	}
+	split := os.Getenv("STRATA_EVAL_SPLIT")
+	if split == "" || split == "both" {
+		split = "train"
+	}
+	evalDir := filepath.Join(testenv.RepoRoot(t), "eval", "answers")
+	all, err := answers.LoadQuestions(filepath.Join(evalDir, "questions.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qs []answers.Question
+	for _, q := range all {
+		if q.Split == split {
+			qs = append(qs, q)
+		}
+	}
+	emb := loadUSELite(t)
+	_, url := poolFromEnv(t, "STRATA_EVAL_DATABASE_URL")
+	st, err := store.OpenCorpus(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	ctx := context.Background()
+	grid := [][2]float64{{0, 0}}
+	if g := os.Getenv("STRATA_EVAL_TUNE_GRID"); g != "" {
+		grid = nil
+		for _, cell := range strings.Fields(g) {
+			var a, c float64
+			if _, err := fmt.Sscanf(cell, "%g,%g", &a, &c); err != nil {
+				t.Fatalf("grid cell %q: want discount,context", cell)
+			}
+			grid = append(grid, [2]float64{a, c})
+		}
+	}
+	kinds := strings.Fields(os.Getenv("STRATA_EVAL_TUNE_KINDS"))
+	want := map[string]bool{}
+	for _, k := range kinds {
+		want[k] = true
+	}
+	t.Logf("%s split, layer named: hit@1 hit@5 MRR", split)
+	for _, cell := range grid {
+		a, c := cell[0], cell[1]
+		s := NewWithOptions(st, Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots,
+			Tune: func(p *retrieve.Params) {
+				p.DocTermDiscount, p.DocContext = a, c
+				if n, err := strconv.Atoi(os.Getenv("STRATA_EVAL_TUNE_CANDIDATES")); err == nil {
+					p.ImpactCandidates = n
+				}
+			}})
+		var runs []answersRun
+		for _, q := range qs {
+			if len(want) > 0 && !want[q.Kind] {
+				continue
+			}
+			runs = append(runs, runAnswer(ctx, t, s, q, []string{q.Layer}))
+		}
+		by := summarise(runs)
+		var parts []string
+		for _, k := range answers.Kinds {
+			if sc, ok := by[k]; ok {
+				parts = append(parts, fmt.Sprintf("%s %.2f %.2f %.2f", k, sc.hit1, sc.hit5, sc.mrr))
+			}
+		}
+		t.Logf("discount %.2f context %.2f | %s", a, c, strings.Join(parts, " | "))
+		if len(grid) == 1 {
+			logMarks(t, runs)
+			for _, r := range runs {
+				if r.q.Kind != answers.KindUnanswerable && r.rank != 1 && os.Getenv("STRATA_EVAL_MISSES") == "1" {
+					t.Logf("miss %s (rank %d): %s\n\t%s", r.q.ID, r.rank, r.q.Question, strings.Join(r.top, "\n\t"))
+				}
+			}
+		}
+	}
+}
+
+// logMarks prints the top similarity of unanswerable questions and of
+// answerable ones with the right passage first, and for each candidate
+// mark the share of each on the wrong side (unanswerable at or above it,
+// right-first below it).
+func logMarks(t *testing.T, runs []answersRun) {
+	var un, right []float64
+	exactRight := 0
+	for _, r := range runs {
+		switch {
+		case r.q.Kind == answers.KindUnanswerable:
+			un = append(un, r.topSim)
+		case r.rank == 1:
+			right = append(right, r.topSim)
+			if r.exactTop {
+				exactRight++
+			}
+		}
+	}
+	sort.Float64s(un)
+	sort.Float64s(right)
+	t.Logf("unanswerable top similarities (%d): %.3f", len(un), un)
+	t.Logf("right-first top similarities (%d, %d of them exact sections): %.3f", len(right), exactRight, right)
+	best, bestErr := 0.0, 3.0
+	for m := 0.30; m <= 0.701; m += 0.01 {
+		ua, rb := 0, 0
+		for _, x := range un {
+			if x >= m {
+				ua++
+			}
+		}
+		for _, x := range right {
+			if x < m {
+				rb++
+			}
+		}
+		eu, er := float64(ua)/float64(max(1, len(un))), float64(rb)/float64(max(1, len(right)))
+		t.Logf("mark %.2f: unanswerable at or above %.2f, right-first below %.2f, sum %.2f", m, eu, er, eu+er)
+		if eu+er < bestErr-1e-9 {
+			best, bestErr = m, eu+er
+		}
+	}
+	t.Logf("mark minimising the sum of both error rates: %.2f (sum %.2f)", best, bestErr)
+}
