@@ -77,9 +77,9 @@ type Response struct {
 	// (both absent when no sentence is returned).
 	Answer    []AnswerSentence `json:"answer,omitempty"`
 	ReceiptID string           `json:"receipt_id,omitempty"`
-	Notes        []string  `json:"notes,omitempty"`
-	NextStep     string    `json:"next_step,omitempty"`
-	Warning      string    `json:"warning,omitempty"`
+	Notes     []string         `json:"notes,omitempty"`
+	NextStep  string           `json:"next_step,omitempty"`
+	Warning   string           `json:"warning,omitempty"`
 	// InteractionID identifies this answer for strata_feedback; absent
 	// with learning off.
 	InteractionID string `json:"interaction_id,omitempty"`
