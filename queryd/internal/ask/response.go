@@ -73,16 +73,16 @@ type Response struct {
 	AnswerStatus string    `json:"answer_status,omitempty"`
 	Mode         string    `json:"mode"`
 	Passages     []Passage `json:"passages"`
-	// Answer is an extractive answer's sentences, ReceiptID its receipt
-	// (both absent when no sentence is returned).
-	Answer    []AnswerSentence `json:"answer,omitempty"`
-	ReceiptID string           `json:"receipt_id,omitempty"`
-	Notes     []string         `json:"notes,omitempty"`
-	NextStep  string           `json:"next_step,omitempty"`
-	Warning   string           `json:"warning,omitempty"`
+	Notes        []string  `json:"notes,omitempty"`
+	NextStep     string    `json:"next_step,omitempty"`
+	Warning      string    `json:"warning,omitempty"`
 	// InteractionID identifies this answer for strata_feedback; absent
 	// with learning off.
 	InteractionID string `json:"interaction_id,omitempty"`
+	// Answer is an extractive answer's sentences and ReceiptID its receipt,
+	// both absent when no sentence is returned (see extractive.go).
+	Answer    []AnswerSentence `json:"answer,omitempty"`
+	ReceiptID string           `json:"receipt_id,omitempty"`
 
 	// Detailed only.
 	Confidence      string           `json:"confidence,omitempty"`
