@@ -169,11 +169,13 @@ type session struct {
 	}
 	Search      toolResult
 	Ask         askResult
-	AskDetailed askResult  `json:"ask_detailed"`
-	BadAsk      toolResult `json:"bad_ask"`
-	Verify      verifyResult
-	VerifyWrong verifyResult `json:"verify_wrong"`
-	Receipt     struct {
+	AskDetailed askResult `json:"ask_detailed"`
+	// AskExtractive is the same question with mode extractive.
+	AskExtractive askResult  `json:"ask_extractive"`
+	BadAsk        toolResult `json:"bad_ask"`
+	Verify        verifyResult
+	VerifyWrong   verifyResult `json:"verify_wrong"`
+	Receipt       struct {
 		IsError           bool `json:"isError"`
 		StructuredContent struct {
 			Status   string
@@ -239,12 +241,20 @@ type askResult struct {
 	StructuredContent struct {
 		Status, Mode, Basis string
 		AnswerStatus        string `json:"answer_status"`
-		Passages            []struct {
-			ID, Ref, Text string
-			Citation      struct{ File, Lines, Layer string }
+		Passages            []askPassage
+		InteractionID       string `json:"interaction_id"`
+		Answer              []struct {
+			Text, Ref, Passage string
+			TextOrigin         string `json:"text_origin"`
+			Citation           struct{ File, Lines, Layer string }
 		}
-		InteractionID string `json:"interaction_id"`
+		ReceiptID string `json:"receipt_id"`
 	} `json:"structuredContent"`
+}
+
+type askPassage struct {
+	ID, Ref, Text string
+	Citation      struct{ File, Lines, Layer string }
 }
 
 func (e *env) node_(t *testing.T, args ...string) []byte {
@@ -355,6 +365,22 @@ func (e *env) check(t *testing.T, s session) {
 	}
 	if d := s.AskDetailed.StructuredContent; s.AskDetailed.IsError || d.Status != "ok" || d.AnswerStatus == "" || d.Basis == "" {
 		t.Errorf("strata_ask detailed: %+v", s.AskDetailed)
+	}
+	// mode extractive answers with whole sentences of the passages, and a
+	// receipt; a passage at or above the medium mark gives its best
+	// sentence its own probability, so a found or partly found grounded
+	// answer has sentences in extractive mode.
+	x := s.AskExtractive.StructuredContent
+	if s.AskExtractive.IsError || x.Mode != "extractive" || (len(x.Answer) > 0) != strings.HasPrefix(x.ReceiptID, "rcpt_") {
+		t.Errorf("strata_ask extractive: %+v", s.AskExtractive)
+	}
+	if a.Status != "not_found" && len(x.Answer) == 0 {
+		t.Errorf("strata_ask extractive: no sentence for a %s answer: %+v", a.Status, s.AskExtractive)
+	}
+	for _, sent := range x.Answer {
+		if sent.TextOrigin != "text" || sent.Citation.File == "" || sent.Text == "" || !strings.HasPrefix(sent.Passage, "S") {
+			t.Errorf("extractive sentence %+v", sent)
+		}
 	}
 	// strata_verify checks a draft against the ref strata_ask returned and
 	// issues a receipt that holds the passage as the server read it; a

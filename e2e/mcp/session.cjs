@@ -71,6 +71,9 @@ async function main() {
     out.ask = await client.callTool({ name: 'strata_ask', arguments: { question, layers: [layer] } });
     out.ask_detailed = await client.callTool({ name: 'strata_ask', arguments: { question, response_format: 'detailed' } });
     out.bad_ask = await client.callTool({ name: 'strata_ask', arguments: { question, response_format: 'long' } });
+    // The same question in extractive mode: the documents' own sentences and
+    // a receipt (the SDK checks the answer against the output schema).
+    out.ask_extractive = await client.callTool({ name: 'strata_ask', arguments: { question, layers: [layer], mode: 'extractive' } });
     const first = out.ask.structuredContent && out.ask.structuredContent.passages[0];
     const draft = process.env.VERIFY_DRAFT;
     if (first && draft && out.tools.some((t) => t.name === 'strata_verify')) {
