@@ -186,10 +186,12 @@ type session struct {
 			}
 		} `json:"structuredContent"`
 	}
-	BadTopK      toolResult `json:"bad_top_k"`
-	BadLayers    toolResult `json:"bad_layers"`
-	UnknownLayer toolResult `json:"unknown_layer"`
-	Prompt       struct {
+	// ExtractiveReceipt is the extractive answer's receipt, opened.
+	ExtractiveReceipt receiptResult `json:"extractive_receipt"`
+	BadTopK           toolResult    `json:"bad_top_k"`
+	BadLayers         toolResult    `json:"bad_layers"`
+	UnknownLayer      toolResult    `json:"unknown_layer"`
+	Prompt            struct {
 		Messages []struct {
 			Role    string
 			Content struct{ Type, Text string }
@@ -229,6 +231,18 @@ type verifyResult struct {
 		Status    string
 		ReceiptID string `json:"receipt_id"`
 		Flags     []struct{ Kind, Text string }
+	} `json:"structuredContent"`
+}
+
+// receiptResult is a strata_get_receipt tool result.
+type receiptResult struct {
+	IsError           bool `json:"isError"`
+	StructuredContent struct {
+		Status   string
+		Passages []struct {
+			Ref, Text string
+			Unchanged bool
+		}
 	} `json:"structuredContent"`
 }
 
@@ -366,21 +380,24 @@ func (e *env) check(t *testing.T, s session) {
 	if d := s.AskDetailed.StructuredContent; s.AskDetailed.IsError || d.Status != "ok" || d.AnswerStatus == "" || d.Basis == "" {
 		t.Errorf("strata_ask detailed: %+v", s.AskDetailed)
 	}
-	// mode extractive answers with whole sentences of the passages, and a
-	// receipt; a passage at or above the medium mark gives its best
-	// sentence its own probability, so a found or partly found grounded
-	// answer has sentences in extractive mode.
+	// mode extractive quotes the clause the question names sentence by
+	// sentence, whole (the wrapped line stays in its sentence, the heading
+	// is left out), with a receipt that holds the sentences as read.
 	x := s.AskExtractive.StructuredContent
-	if s.AskExtractive.IsError || x.Mode != "extractive" || (len(x.Answer) > 0) != strings.HasPrefix(x.ReceiptID, "rcpt_") {
-		t.Errorf("strata_ask extractive: %+v", s.AskExtractive)
+	if s.AskExtractive.IsError || x.Mode != "extractive" || x.Status != "found" || !strings.HasPrefix(x.ReceiptID, "rcpt_") || len(x.Answer) != 2 {
+		t.Fatalf("strata_ask extractive: %+v", s.AskExtractive)
 	}
-	if a.Status != "not_found" && len(x.Answer) == 0 {
-		t.Errorf("strata_ask extractive: no sentence for a %s answer: %+v", a.Status, s.AskExtractive)
+	if want := "Up to 5 unused days may be carried into the next calendar year."; x.Answer[0].Text != want {
+		t.Errorf("extractive sentence %q, want %q", x.Answer[0].Text, want)
 	}
 	for _, sent := range x.Answer {
-		if sent.TextOrigin != "text" || sent.Citation.File == "" || sent.Text == "" || !strings.HasPrefix(sent.Passage, "S") {
+		if sent.TextOrigin != "text" || sent.Citation.File != "leave-policy.md" || !strings.HasPrefix(sent.Passage, "S") {
 			t.Errorf("extractive sentence %+v", sent)
 		}
+	}
+	if r := s.ExtractiveReceipt.StructuredContent; s.ExtractiveReceipt.IsError || r.Status != "found" || len(r.Passages) != len(x.Answer) ||
+		r.Passages[0].Text != x.Answer[0].Text || r.Passages[0].Ref != x.Answer[0].Ref || !r.Passages[0].Unchanged {
+		t.Errorf("the extractive answer's receipt: %+v", s.ExtractiveReceipt)
 	}
 	// strata_verify checks a draft against the ref strata_ask returned and
 	// issues a receipt that holds the passage as the server read it; a
