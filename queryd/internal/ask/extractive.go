@@ -432,7 +432,7 @@ func (o *Options) extractiveDefaults(lg *slog.Logger) {
 	if o.Sentences == nil && o.SentencesError == nil {
 		switch r := o.Reranker.(type) {
 		case Texts:
-			o.Sentences = TextSentences{R: r.R}
+			o.Sentences = TextSentences(r)
 		case Offline:
 			o.Sentences = OfflineSentences{Model: r.Model, Embedder: o.Embedder, Logger: lg}
 		}
