@@ -169,11 +169,13 @@ type session struct {
 	}
 	Search      toolResult
 	Ask         askResult
-	AskDetailed askResult  `json:"ask_detailed"`
-	BadAsk      toolResult `json:"bad_ask"`
-	Verify      verifyResult
-	VerifyWrong verifyResult `json:"verify_wrong"`
-	Receipt     struct {
+	AskDetailed askResult `json:"ask_detailed"`
+	// AskExtractive is the same question with mode extractive.
+	AskExtractive askResult  `json:"ask_extractive"`
+	BadAsk        toolResult `json:"bad_ask"`
+	Verify        verifyResult
+	VerifyWrong   verifyResult `json:"verify_wrong"`
+	Receipt       struct {
 		IsError           bool `json:"isError"`
 		StructuredContent struct {
 			Status   string
@@ -184,10 +186,12 @@ type session struct {
 			}
 		} `json:"structuredContent"`
 	}
-	BadTopK      toolResult `json:"bad_top_k"`
-	BadLayers    toolResult `json:"bad_layers"`
-	UnknownLayer toolResult `json:"unknown_layer"`
-	Prompt       struct {
+	// ExtractiveReceipt is the extractive answer's receipt, opened.
+	ExtractiveReceipt receiptResult `json:"extractive_receipt"`
+	BadTopK           toolResult    `json:"bad_top_k"`
+	BadLayers         toolResult    `json:"bad_layers"`
+	UnknownLayer      toolResult    `json:"unknown_layer"`
+	Prompt            struct {
 		Messages []struct {
 			Role    string
 			Content struct{ Type, Text string }
@@ -230,6 +234,18 @@ type verifyResult struct {
 	} `json:"structuredContent"`
 }
 
+// receiptResult is a strata_get_receipt tool result.
+type receiptResult struct {
+	IsError           bool `json:"isError"`
+	StructuredContent struct {
+		Status   string
+		Passages []struct {
+			Ref, Text string
+			Unchanged bool
+		}
+	} `json:"structuredContent"`
+}
+
 // askResult is a strata_ask tool result as the SDK client returns it.
 type askResult struct {
 	IsError bool `json:"isError"`
@@ -239,13 +255,21 @@ type askResult struct {
 	StructuredContent struct {
 		Status, Mode, Basis string
 		AnswerStatus        string `json:"answer_status"`
-		Passages            []struct {
-			ID, Ref, Text string
-			Citation      struct{ File, Lines, Layer string }
+		Passages            []askPassage
+		Answer              []struct {
+			Text, Ref, Passage string
+			TextOrigin         string `json:"text_origin"`
+			Citation           struct{ File, Lines, Layer string }
 		}
 		InteractionID string   `json:"interaction_id"`
 		QueryVariants []string `json:"query_variants"`
+		ReceiptID     string   `json:"receipt_id"`
 	} `json:"structuredContent"`
+}
+
+type askPassage struct {
+	ID, Ref, Text string
+	Citation      struct{ File, Lines, Layer string }
 }
 
 func (e *env) node_(t *testing.T, args ...string) []byte {
@@ -356,6 +380,25 @@ func (e *env) check(t *testing.T, s session) {
 	}
 	if d := s.AskDetailed.StructuredContent; s.AskDetailed.IsError || d.Status != "ok" || d.AnswerStatus == "" || d.Basis == "" {
 		t.Errorf("strata_ask detailed: %+v", s.AskDetailed)
+	}
+	// mode extractive quotes the clause the question names sentence by
+	// sentence, whole (the wrapped line stays in its sentence, the heading
+	// is left out), with a receipt that holds the sentences as read.
+	x := s.AskExtractive.StructuredContent
+	if s.AskExtractive.IsError || x.Mode != "extractive" || x.Status != "found" || !strings.HasPrefix(x.ReceiptID, "rcpt_") || len(x.Answer) != 2 {
+		t.Fatalf("strata_ask extractive: %+v", s.AskExtractive)
+	}
+	if want := "Up to 5 unused days may be carried into the next calendar year."; x.Answer[0].Text != want {
+		t.Errorf("extractive sentence %q, want %q", x.Answer[0].Text, want)
+	}
+	for _, sent := range x.Answer {
+		if sent.TextOrigin != "text" || sent.Citation.File != "leave-policy.md" || !strings.HasPrefix(sent.Passage, "S") {
+			t.Errorf("extractive sentence %+v", sent)
+		}
+	}
+	if r := s.ExtractiveReceipt.StructuredContent; s.ExtractiveReceipt.IsError || r.Status != "found" || len(r.Passages) != len(x.Answer) ||
+		r.Passages[0].Text != x.Answer[0].Text || r.Passages[0].Ref != x.Answer[0].Ref || !r.Passages[0].Unchanged {
+		t.Errorf("the extractive answer's receipt: %+v", s.ExtractiveReceipt)
 	}
 	// strata_verify checks a draft against the ref strata_ask returned and
 	// issues a receipt that holds the passage as the server read it; a

@@ -93,6 +93,13 @@ async function main() {
     out.ask = await client.callTool({ name: 'strata_ask', arguments: { question, layers: [layer] } });
     out.ask_detailed = await client.callTool({ name: 'strata_ask', arguments: { question, response_format: 'detailed' } });
     out.bad_ask = await client.callTool({ name: 'strata_ask', arguments: { question, response_format: 'long' } });
+    // In extractive mode, a named clause: its own sentences and a receipt
+    // (the SDK checks the answer against the output schema), and the
+    // receipt opened.
+    out.ask_extractive = await client.callTool({ name: 'strata_ask',
+      arguments: { question: 'What does clause 2.2 say about carrying over leave?', layers: [layer], mode: 'extractive' } });
+    const rid = out.ask_extractive.structuredContent && out.ask_extractive.structuredContent.receipt_id;
+    if (rid) out.extractive_receipt = await client.callTool({ name: 'strata_get_receipt', arguments: { receipt_id: rid } });
     const first = out.ask.structuredContent && out.ask.structuredContent.passages[0];
     const draft = process.env.VERIFY_DRAFT;
     if (first && draft && out.tools.some((t) => t.name === 'strata_verify')) {

@@ -12,11 +12,14 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/config"
 	askpkg "github.com/stratakb/stratakb/queryd/internal/ask"
 	"github.com/stratakb/stratakb/queryd/internal/caller"
 	"github.com/stratakb/stratakb/queryd/internal/learning"
+	"github.com/stratakb/stratakb/queryd/internal/lrank"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
+	"github.com/stratakb/stratakb/queryd/internal/rerank"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
@@ -40,7 +43,31 @@ func newAsker(corpus *store.Corpus, ledger *store.Ledger, q *queryEmbedder, cfg 
 		o.Recorder = recorder{ledger}
 		o.Rewriter = learning.WithSynonyms(o.Rewriter, corpus, log)
 	}
+	// Extractive answers: sentences are scored by the reranking model also
+	// with reranking off, and their receipts go to the ledger.
+	o.Embedder = opts.Embedder
+	o.Sentences, o.SentencesError = newSentenceScorer(cfg, opts.Embedder, log)
+	if ledger != nil {
+		o.Receipts = ledger
+	}
 	return askpkg.New(o), nil
+}
+
+// newSentenceScorer returns the model that scores extractive sentences:
+// RERANKING_MODEL's, whether or not reranking is on. Its error is why it
+// cannot load; an extractive call then fails with it.
+func newSentenceScorer(cfg Config, emb embed.Embedder, log *slog.Logger) (askpkg.SentenceScorer, error) {
+	if cfg.Reranking.HTTP.Provider == rerank.ProviderHTTP {
+		h, err := rerank.NewHTTP(cfg.rerankHTTP(), log)
+		if err != nil {
+			return nil, fmt.Errorf("the reranking model %s: %w", cfg.Reranking.Model, err)
+		}
+		return askpkg.TextSentences{R: h}, nil
+	}
+	if err := lrank.Default.Check(); err != nil {
+		return nil, fmt.Errorf("the offline reranking model: %w", err)
+	}
+	return askpkg.OfflineSentences{Model: lrank.Default, Embedder: emb, Logger: log}, nil
 }
 
 // recorder stores strata_ask's interactions in the ledger.
@@ -178,6 +205,21 @@ func render(w io.Writer, r *askpkg.Response) {
 		for _, line := range strings.Split(strings.TrimRight(p.Text, "\n"), "\n") {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
+	}
+	if len(r.Answer) > 0 {
+		fmt.Fprintf(w, "\nAnswer, in the documents' own words:\n")
+		for _, s := range r.Answer {
+			fmt.Fprintf(w, "\n[%s] %s/%s, lines %s\n", s.Passage, s.Citation.Layer, s.Citation.File, s.Citation.Lines)
+			for _, line := range strings.Split(s.Text, "\n") {
+				fmt.Fprintf(w, "    %s\n", line)
+			}
+			if s.Warning != "" {
+				fmt.Fprintf(w, "    (%s)\n", s.Warning)
+			}
+		}
+	}
+	if r.ReceiptID != "" {
+		fmt.Fprintf(w, "\nReceipt: %s\n", r.ReceiptID)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "\nNote: %s\n", n)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/queryd/internal/caller"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/route"
@@ -112,6 +113,18 @@ type Options struct {
 	// documents, budget, status, notes, recording). A routing fallback
 	// searches, merges and reranks again and reports those stages again.
 	OnStage func(stage string, d time.Duration)
+
+	// Extractive answers (see extractive.go). Sentences scores sentences
+	// with the reranking model, also with reranking off; SentencesError is
+	// why it cannot load (an extractive call then fails). Left nil, it
+	// follows Reranker. Embedder gives the offline sentence scorer its
+	// cosine. Text reads the documents' text (nil: Docs when it can).
+	// Receipts issues the answers' receipts (nil: none).
+	Sentences      SentenceScorer
+	SentencesError error
+	Embedder       embed.Embedder
+	Text           DocumentText
+	Receipts       Receipts
 }
 
 // Asker answers strata_ask. It is safe for concurrent use.
@@ -132,6 +145,7 @@ func New(opt Options) *Asker {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
+	opt.extractiveDefaults(lg)
 	return &Asker{opt: opt, log: lg}
 }
 
@@ -459,18 +473,33 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 	if req.Mode == ModeGrounded && mode == ModeExtractive && len(resp.Passages) > 0 {
 		notes = append(notes, "The answer stays extractive: a returned passage comes from a layer whose answer mode is extractive, which mode grounded cannot loosen.")
 	}
+	// Extractive: the status is judged on the sentences (extractive.go).
+	var ex *extraction
 	if mode == ModeExtractive && len(resp.Passages) > 0 {
-		notes = append(notes, "Extractive answers (the documents' own sentences with a receipt) are not built yet: the passages are returned as stored; show them word for word.")
+		var err error
+		if ex, err = a.extract(ctx, req.Question, resp.Passages, kept, cands, report); err != nil {
+			return nil, err
+		}
+		status, _ = report.Apply(ex.status)
+		notes = append(notes, ex.notes...)
 	}
 
 	sources := make([]NameSource, len(resp.Passages))
 	for i, ps := range resp.Passages {
 		sources[i] = NameSource{Text: ps.Text, File: ps.Citation.File}
 	}
+	if ex != nil {
+		sources = ex.nameSources(resp.Passages)
+	}
 	nc := CheckNames(status, Names(req.Question), sources, report.Returned(), mode == ModeGrounded)
 	status = nc.Status
 	if nc.Note != "" {
 		notes = append(notes, nc.Note)
+	}
+	if ex != nil {
+		if err := a.finishExtractive(ctx, req, resp, ex, status); err != nil {
+			return nil, err
+		}
 	}
 
 	resp.Mode = mode

@@ -79,6 +79,10 @@ type Response struct {
 	// InteractionID identifies this answer for strata_feedback; absent
 	// with learning off.
 	InteractionID string `json:"interaction_id,omitempty"`
+	// Answer is an extractive answer's sentences and ReceiptID its receipt,
+	// both absent when no sentence is returned (see extractive.go).
+	Answer    []AnswerSentence `json:"answer,omitempty"`
+	ReceiptID string           `json:"receipt_id,omitempty"`
 
 	// Detailed only.
 	Confidence      string           `json:"confidence,omitempty"`
