@@ -120,21 +120,7 @@ func TestEvalAnswers(t *testing.T) {
 	default:
 		t.Fatalf("split %q: want train, test or both", split)
 	}
-	evalDir := filepath.Join(testenv.RepoRoot(t), "eval", "answers")
-	corpora := filepath.Join(testenv.SharedDir(t), "corpora")
-	testenv.Require(t, corpora, "the shared corpora")
-	layers, err := answers.LoadLayers(filepath.Join(evalDir, "layers.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := answers.LoadQuestions(filepath.Join(evalDir, "questions.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	emb := loadUSELite(t)
-	pool, url := poolFromEnv(t, "STRATA_EVAL_DATABASE_URL")
-	ingesttest.Migrate(t, pool)
-	ingestTook := ingestAnswerLayers(t, pool, layers, evalDir, corpora, emb)
+	layers, all, emb, url, ingestTook := setupAnswers(t, "STRATA_EVAL_DATABASE_URL")
 
 	s := answersSearcher(t, url, emb)
 	if ingestTook > 0 {
@@ -397,4 +383,28 @@ func medianDur(runs []answersRun) time.Duration {
 		ds[i] = float64(r.took)
 	}
 	return time.Duration(median(ds)).Round(100 * time.Microsecond)
+}
+
+// setupAnswers loads the answer set and its layers, and ingests the layers
+// that are missing into the database env names (a throwaway one when
+// unset). It returns the layers, the questions, the local model, the
+// database URL and the time the ingest took.
+func setupAnswers(t *testing.T, env string) ([]answers.Layer, []answers.Question, embed.Embedder, string, time.Duration) {
+	t.Helper()
+	evalDir := filepath.Join(testenv.RepoRoot(t), "eval", "answers")
+	corpora := filepath.Join(testenv.SharedDir(t), "corpora")
+	testenv.Require(t, corpora, "the shared corpora")
+	layers, err := answers.LoadLayers(filepath.Join(evalDir, "layers.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := answers.LoadQuestions(filepath.Join(evalDir, "questions.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := loadUSELite(t)
+	pool, url := poolFromEnv(t, env)
+	ingesttest.Migrate(t, pool)
+	took := ingestAnswerLayers(t, pool, layers, evalDir, corpora, emb)
+	return layers, all, emb, url, took
 }

@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stratakb/stratakb/eval/answers"
-	"github.com/stratakb/stratakb/internal/ingesttest"
-	"github.com/stratakb/stratakb/internal/testenv"
 	"github.com/stratakb/stratakb/queryd/internal/ask"
 	"github.com/stratakb/stratakb/queryd/internal/lrank"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
@@ -97,21 +94,7 @@ func TestEvalAskAnswers(t *testing.T) {
 	if os.Getenv("STRATA_EVAL") != "1" {
 		t.Skip("set STRATA_EVAL=1 to run the answer-quality evaluation of strata_ask")
 	}
-	evalDir := filepath.Join(testenv.RepoRoot(t), "eval", "answers")
-	corpora := filepath.Join(testenv.SharedDir(t), "corpora")
-	testenv.Require(t, corpora, "the shared corpora")
-	layers, err := answers.LoadLayers(filepath.Join(evalDir, "layers.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := answers.LoadQuestions(filepath.Join(evalDir, "questions.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	emb := loadUSELite(t)
-	pool, url := poolFromEnv(t, "STRATA_EVAL_ANSWERS_DATABASE_URL")
-	ingesttest.Migrate(t, pool)
-	ingestAnswerLayers(t, pool, layers, evalDir, corpora, emb)
+	layers, all, emb, url, _ := setupAnswers(t, "STRATA_EVAL_ANSWERS_DATABASE_URL")
 	st, err := store.OpenCorpus(context.Background(), url)
 	if err != nil {
 		t.Fatal(err)
