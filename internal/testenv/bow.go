@@ -1,10 +1,13 @@
 package testenv
 
 import (
+	"context"
 	"hash/fnv"
 	"math"
 	"strings"
 	"unicode"
+
+	"github.com/stratakb/stratakb/embed"
 )
 
 // BagOfWords is a deterministic stand-in for an embedding model in tests
@@ -32,4 +35,22 @@ func BagOfWords(text string, dims int) []float32 {
 		v[j] = float32(float64(v[j]) / math.Sqrt(n))
 	}
 	return v
+}
+
+// Bow is a deterministic bag-of-words embedder of 64 dimensions
+// (BagOfWords), so the vector channel finds passages that share the
+// query's words without a model's start-up cost. Quality is measured with
+// the real model.
+type Bow struct{}
+
+// Model names the embedder.
+func (Bow) Model() embed.ModelInfo { return embed.ModelInfo{Name: "test-bow-64@1", Dims: 64} }
+
+// Embed returns each text's bag-of-words vector.
+func (Bow) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = BagOfWords(t, 64)
+	}
+	return out, nil
 }

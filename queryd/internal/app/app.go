@@ -122,11 +122,7 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 	if len(filter) > 0 {
 		req.MetadataFilter = filter
 	}
-	for _, l := range strings.Split(*layersFlag, ",") {
-		if l = strings.TrimSpace(l); l != "" {
-			req.Layers = append(req.Layers, l)
-		}
-	}
+	req.Layers = layerList(*layersFlag)
 	if err := req.Validate(); err != nil {
 		return usagef("search: %v", err)
 	}
@@ -168,4 +164,16 @@ func printJSON(w io.Writer, v any) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
+}
+
+// layerList reads a --layers flag: comma-separated names, blanks dropped;
+// nil when it names none.
+func layerList(flag string) []string {
+	var out []string
+	for _, l := range strings.Split(flag, ",") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
 }

@@ -111,11 +111,7 @@ func askVerb(ctx context.Context, args []string, getenv func(string) string, std
 	if *detailed {
 		req.ResponseFormat = askpkg.FormatDetailed
 	}
-	for _, l := range strings.Split(*layersFlag, ",") {
-		if l = strings.TrimSpace(l); l != "" {
-			req.Layers = append(req.Layers, l)
-		}
-	}
+	req.Layers = layerList(*layersFlag)
 	if err := req.Validate(); err != nil {
 		return usagef("ask: %v", err)
 	}

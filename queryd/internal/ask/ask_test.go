@@ -12,7 +12,6 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/internal/testenv"
@@ -22,19 +21,8 @@ import (
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
-// bow is a deterministic bag-of-words embedder, so the vector channel is
-// real (pgvector, HNSW) without the model's start-up cost. Retrieval
-// quality is measured with the real model elsewhere.
-type bow struct{}
-
-func (bow) Model() embed.ModelInfo { return embed.ModelInfo{Name: "test-bow-64@1", Dims: 64} }
-func (bow) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		out[i] = testenv.BagOfWords(t, 64)
-	}
-	return out, nil
-}
+// bow is the shared bag-of-words test embedder.
+type bow = testenv.Bow
 
 // overlap is a reranker whose probability is the share of the question's
 // words of four letters or more that the passage holds: a stand-in that

@@ -11,7 +11,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/internal/testenv"
@@ -19,20 +18,8 @@ import (
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
-// bow is a deterministic bag-of-words embedder (hashed word counts,
-// normalised), so that the vector channel finds passages that share the
-// query's words. Quality is measured with the real model (search's eval).
-type bow struct{}
-
-func (bow) Model() embed.ModelInfo { return embed.ModelInfo{Name: "test-bow-64@1", Dims: 64} }
-
-func (bow) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		out[i] = testenv.BagOfWords(t, 64)
-	}
-	return out, nil
-}
+// bow is the shared bag-of-words test embedder.
+type bow = testenv.Bow
 
 var handbook = map[string]string{
 	"leave.md":  "# Leave\n\n## 2 Annual leave\n\n### 2.2 Carry-over\n\nEmployees may carry over up to five unused leave days into the next year. Holiday requests go to your manager.\n",
