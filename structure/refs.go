@@ -158,6 +158,10 @@ var (
 	// Bare numbers.
 	bareDottedRe = regexp.MustCompile(`[0-9]{1,4}(?:\.[0-9]{1,4})+`)
 	bareParenRe  = regexp.MustCompile(`[0-9]{1,3}(?:\.[0-9]{1,3})*(?:\([0-9a-z]{1,4}\))+`)
+	// A bare annex clause: a capital and two or more numbers, "B.1.1.1",
+	// "G.1.2". One number ("T.81", "H.264") is a standard's name, not a
+	// clause.
+	bareAnnexRe = regexp.MustCompile(`[A-Z]\.[0-9]{1,3}(?:\.[0-9]{1,3})+`)
 )
 
 // versionWords are words after which a bare number is a version (or a
@@ -311,6 +315,16 @@ func ParseReferences(q string) []Reference {
 			continue
 		}
 		refs = appendList(refs, q, m[0], m[1], schema.KindPara, true)
+	}
+	// Bare annex clauses: "B.1.1.1 of T.81" names the annex clause as
+	// surely as "clause B.1.1.1" does.
+	for _, m := range bareAnnexRe.FindAllStringIndex(q, -1) {
+		start, end := m[0], m[1]
+		if taken(start, end) || !bareBoundary(q, start, end) || notReference(q, start, end) {
+			continue
+		}
+		num := q[start:end]
+		refs = append(refs, Reference{Kind: schema.KindClause, Number: num, Raw: num, Start: start, End: end, bare: true})
 	}
 	// Bare numbers: 4.3.2 and 7(2)(b) are clauses, 7.2 may be one.
 	for _, re := range []*regexp.Regexp{bareParenRe, bareDottedRe} {

@@ -44,6 +44,10 @@ func TestParseReferences(t *testing.T) {
 		{"Is 7.2 the notice period?", []string{`clause 7.2 "7.2" weak`}},
 		{"Clauses 7.2, 7.3 and 8 differ how?", []string{`clause 7.2 "Clauses 7.2"`, `clause 7.3 "7.3"`, `clause 8 "8"`}},
 		{"What does Annex A.1 define?", []string{`clause A.1 "Annex A.1"`}},
+		{"What does B.1.1.1 of T.81 say about parameters?", []string{`clause B.1.1.1 "B.1.1.1"`}},
+		{"Compare G.1.2.2 and G.1.2.3.", []string{`clause G.1.2.2 "G.1.2.2"`, `clause G.1.2.3 "G.1.2.3"`}},
+		{"Is T.81 like H.264 or ISO.9.1?", nil},
+		{"Did version B.1.2 ship?", nil},
 		{"Explain section A.2.3 of the standard.", []string{`section A.2.3 "section A.2.3"`}},
 		// Numbers that are not references.
 		{"Upgrade to Python 3.12.1 or version 1.2.3 first.", nil},

@@ -38,7 +38,11 @@ type Section struct {
 	// Key is the structure map's key, Reference the query's words that
 	// named it.
 	Key, Reference string
-	Text           string
+	// Weak is set when the reference was a bare number that may be a
+	// version or an amount ("7.2"): it counts only because a section of
+	// that number exists.
+	Weak bool
+	Text string
 	// Cut is true when Text was shortened to ExactTextLimit at a word.
 	Cut bool
 	// Similarity is the whole section's similarity to the query vector; 0
@@ -150,7 +154,7 @@ func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactL
 		out = append(out, Section{DocumentID: s.DocumentID, Layer: s.Layer, File: s.File, Page: s.Page,
 			LineStart: s.LineStart, LineEnd: lineEnd, Start: s.Start, End: s.Start + len(text),
 			SectionStart: s.Start, SectionEnd: s.End, ClausePath: s.ClausePath,
-			Key: s.Key, Reference: which[s.ID].Raw, Text: text, Cut: cut})
+			Key: s.Key, Reference: which[s.ID].Raw, Weak: which[s.ID].Weak, Text: text, Cut: cut})
 	}
 	lk := ExactLookup{References: raws, LookedUp: len(lookup), Found: len(found), LimitHit: limitHit,
 		Limit: min(MaxExactResults, max(r.q.TopK, 0)), Missing: missing}

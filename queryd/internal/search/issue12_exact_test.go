@@ -32,6 +32,8 @@ func exactFixture(t *testing.T) *Searcher {
 			"2 Payment\n\n2.1 Invoices\n\nInvoices are sent every month.\n\n"+
 			"2.2 Late payment\n\nLate payment of an invoice carries interest of four percent a year.\n", i)
 	}
+	files["annex.txt"] = "Annex B Data formats\n\nB.1 General\n\nB.1.1 Parts\n\nB.1.1.1 Parameters\n\n" +
+		"Parameters are integers that the decoder reads before the data.\n\nB.1.1.2 Markers\n\nMarkers start each segment.\n"
 	// A section 7.2 exists, so a "7.2" that is a version or an amount has
 	// something to wrongly match.
 	files["pricing.txt"] = "7 Hosting\n\n7.1 Base fee\n\nThe base fee is fixed.\n\n7.2 Surcharges\n\nSurcharges apply to rack space of more than 7.2 kg.\n"
@@ -153,6 +155,34 @@ func TestIssue12ExactLookup(t *testing.T) {
 		want := fmt.Sprintf("Only %d passages match metadata_filter", len(resp.Results))
 		if !strings.Contains(resp.Note, want) || strings.Contains(resp.Note, "Only 0 passages") {
 			t.Errorf("note %q, want %q", resp.Note, want)
+		}
+	})
+
+	// Class 10: an exact section the question names is a confident answer
+	// whatever its words' similarity; a bare "7.2" that may be a version
+	// lifts the level to medium only; a question naming nothing keeps the
+	// similarity marks.
+	t.Run("class10-named-section-is-confident", func(t *testing.T) {
+		for _, q := range []string{"What does Article 12 say?", "Explain § 4.", "What does B.1.1.1 of the annex say about parameters?"} {
+			resp := mustSearch(t, s, Request{Query: q, Layers: []string{"docs"}, TopK: 3})
+			if countExact(resp) == 0 {
+				t.Fatalf("%q: no exact section (%v)", q, files(resp))
+			}
+			if resp.Confidence != "high" || resp.Warning != "" {
+				t.Errorf("%q: confidence %s %q, want high without a warning", q, resp.Confidence, resp.Warning)
+			}
+		}
+		resp := mustSearch(t, s, Request{Query: "What does B.1.1.1 of the annex say about parameters?", Layers: []string{"docs"}, TopK: 3})
+		if resp.Results[0].Match != "exact" || resp.Results[0].File != "annex.txt" || !strings.Contains(resp.Results[0].Text, "integers") {
+			t.Errorf("B.1.1.1 without a keyword: first result %s %q, want annex.txt's clause exact", resp.Results[0].File, resp.Results[0].Text)
+		}
+		resp = mustSearch(t, s, Request{Query: "7.2 surcharges", Layers: []string{"docs"}, TopK: 3})
+		if countExact(resp) == 1 && resp.Confidence == "low" {
+			t.Errorf("bare 7.2 matching a section: confidence low, want at least medium")
+		}
+		resp = mustSearch(t, s, Request{Query: "What does Article 99 say about penguins?", Layers: []string{"docs"}, TopK: 3})
+		if countExact(resp) != 0 || resp.Confidence == "high" {
+			t.Errorf("Article 99 (absent): %d exact, confidence %s; want none and not high", countExact(resp), resp.Confidence)
 		}
 	})
 }

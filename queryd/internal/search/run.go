@@ -287,12 +287,25 @@ func describeFilter(f map[string]string) string {
 // ranking, whatever top_k (so the level, and routing's fallback, do not
 // change with top_k): high when the best reaches the high mark and three or
 // more reach the medium mark, medium when the best reaches the medium mark,
-// else low with a warning.
+// else low with a warning. An exact section the question names makes the
+// level high (a bare "7.2" that may be a version: at least medium).
 func judge(resp *Response, p retrieve.Params, out *retrieve.Outcome) {
 	best, atMedium := 0.0, 0
 	sims := slices.Clone(out.JudgeSimilarities)
 	for _, s := range out.Sections {
 		sims = append(sims, s.Similarity)
+	}
+	// An exact section counts as named when the reference says what it
+	// is ("clause 7.2", "Article 5") or is a number that cannot be a
+	// version ("4.3.2", "B.1.1"); a bare "7.2" that a section happens to
+	// match only lifts the level to medium.
+	named, weakNamed := false, false
+	for _, s := range out.Sections {
+		if s.Weak {
+			weakNamed = true
+		} else {
+			named = true
+		}
 	}
 	for _, s := range sims {
 		best = math.Max(best, s)
@@ -301,6 +314,11 @@ func judge(resp *Response, p retrieve.Params, out *retrieve.Outcome) {
 		}
 	}
 	switch {
+	case named && len(resp.Results) > 0:
+		// The question names the section and the section came back
+		// verbatim: that is the answer asked for, whatever its words'
+		// similarity (issue 12, class 10).
+		resp.Confidence = "high"
 	case !out.SimilarityAvailable:
 		resp.Confidence = "low"
 		resp.Warning = "Confidence could not be judged: no similarity between the query and the passages was available, so results are ranked by their words only. Check that they answer the question."
@@ -309,7 +327,7 @@ func judge(resp *Response, p retrieve.Params, out *retrieve.Outcome) {
 		resp.Warning = "Nothing matched. The knowledge base probably does not cover this: try other terms or another layer."
 	case best >= p.ConfidenceHigh && atMedium >= 3:
 		resp.Confidence = "high"
-	case best >= p.ConfidenceMedium:
+	case best >= p.ConfidenceMedium || weakNamed:
 		resp.Confidence = "medium"
 	default:
 		resp.Confidence = "low"
