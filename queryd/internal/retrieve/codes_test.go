@@ -94,7 +94,7 @@ func TestCodesAreExactTerms(t *testing.T) {
 		{"What does status code 409 mean for a credit transfer request?", "409", "errors.md"},
 	} {
 		def := DefaultParams()
-		lex, err := eng.Query(Query{Text: c.q, TopK: 3, Params: &def}).Lexical(ctx, ids, 10)
+		lex, err := eng.Query(Query{Text: c.q, TopK: 3, Params: &def}).Lexical(ctx, ids, 10, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestCodesAreExactTerms(t *testing.T) {
 
 		old := DefaultParams()
 		old.CodeBoost = 0
-		lexOld, err := eng.Query(Query{Text: c.q, TopK: 3, Params: &old}).Lexical(ctx, ids, 10)
+		lexOld, err := eng.Query(Query{Text: c.q, TopK: 3, Params: &old}).Lexical(ctx, ids, 10, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -67,7 +67,7 @@ func TestDocumentEvidence(t *testing.T) {
 	eng := New(st, Options{Embedder: bow{}, KeywordSlots: 1})
 	ids := []int64{layer.ID}
 	first := func(q string, p Params) (file, text string) {
-		lex, err := eng.Query(Query{Text: q, TopK: 3, Params: &p}).Lexical(ctx, ids, 10)
+		lex, err := eng.Query(Query{Text: q, TopK: 3, Params: &p}).Lexical(ctx, ids, 10, false)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -103,8 +103,10 @@ type Lexical struct {
 	Path LexicalPath
 }
 
-// Lexical runs the BM25 channel over the layers, depth hits deep.
-func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, error) {
+// Lexical runs the BM25 channel over the layers, depth hits deep;
+// contracts adds a contract question's clause words (a layer of the
+// contracts preset is searched).
+func (r *Run) Lexical(ctx context.Context, ids []int64, depth int, contracts bool) (Lexical, error) {
 	s := r.e.store
 	p := r.Params(ctx)
 	exactTerms := ExactTerms(r.q.Text)
@@ -196,6 +198,34 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int) (Lexical, err
 			common = append(common, x)
 		default:
 			match = append(match, x)
+		}
+	}
+	// A contract question's clause type adds its drafting words, at a low
+	// weight and never selecting candidates alone (clausewords.go).
+	if contracts && p.ClauseWords > 0 && len(q.Terms) > 0 {
+		if words := ClauseWords(r.q.Text); words != "" {
+			dfs, err := s.LexemeDF(ctx, words, ids)
+			if err != nil {
+				return Lexical{}, err
+			}
+			have := map[string]bool{}
+			for _, l := range lexemes {
+				have[l] = true
+			}
+			extra := make([]string, 0, len(dfs))
+			for l, df := range dfs {
+				if !have[l] && df > 0 {
+					extra = append(extra, l)
+				}
+			}
+			sort.Strings(extra)
+			for _, l := range extra {
+				df := float64(dfs[l])
+				q.Terms = append(q.Terms, l)
+				q.IDF = append(q.IDF, p.ClauseWords*math.Log(1+(n-df+0.5)/(df+0.5)))
+				q.Share = append(q.Share, df/n)
+				common = append(common, sel{tsLiteral(l), dfs[l]})
+			}
 		}
 	}
 	if len(q.Terms) == 0 {

@@ -55,6 +55,13 @@ type Params struct {
 	// (docs/retrieval.md).
 	DocTermDiscount float64
 	DocContext      float64
+	// ClauseWords is the weight (a factor on idf) of the drafting words a
+	// contract question's clause type adds to the lexical query when a
+	// layer of the contracts preset is searched (ClauseWords,
+	// clausewords.go); 0 adds none. 0.8 was the best of 0, 0.2, 0.3, 0.5,
+	// 0.8, 1 and 1.5 on the answer-quality evaluation's train split
+	// (docs/retrieval.md).
+	ClauseWords float64
 	// With more than PruneMinChunks chunks, lexemes in more than
 	// PruneFraction of them still score but do not select candidates on the
 	// GIN path.
@@ -96,7 +103,7 @@ func DefaultParams() Params {
 		K1: 1.2, B: 0.4, PhraseBoost: 0.5, CodeBoost: 1, CommonTermShare: 0.5,
 		PruneFraction: 0.05, PruneMinChunks: 1000,
 		ImpactPerTerm: 2000, ImpactCandidates: 300, ImpactPhraseLimit: 1000,
-		DocTermDiscount: 1, DocContext: 1,
+		DocTermDiscount: 1, DocContext: 1, ClauseWords: 0.8,
 		KeywordSlots: 1}
 }
 

@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -33,5 +34,26 @@ func TestCutAtWord(t *testing.T) {
 	got, cut := cutAtWord(long, ExactTextLimit)
 	if !cut || len(got) > ExactTextLimit || got[len(got)-1] == ' ' || long[len(got)] != ' ' {
 		t.Errorf("cut must end at a word within the limit: cut=%v len=%d", cut, len(got))
+	}
+}
+
+func TestClauseWords(t *testing.T) {
+	for q, want := range map[string]string{
+		"Which law governs the agreement between Acme and Globex?":                     "construed",
+		"Under the HotApp–DSS development agreement, what jurisdiction's law applies?": "governed",
+		"Can either party terminate for convenience?":                                  "convenience",
+		"Does the agreement restrict assignment?":                                      "successors",
+		"Is there a cap on liability?":                                                 "aggregate",
+		"How much notice stops the agreement from renewing?":                           "automatically",
+		"What audit rights does the buyer have?":                                       "books",
+	} {
+		if got := ClauseWords(q); !strings.Contains(got, want) {
+			t.Errorf("ClauseWords(%q) = %q, want %q among them", q, got, want)
+		}
+	}
+	for _, q := range []string{"What does PEP 8 say about tabs?", "What is the base fee for zone Z6?", ""} {
+		if got := ClauseWords(q); got != "" {
+			t.Errorf("ClauseWords(%q) = %q, want none", q, got)
+		}
 	}
 }

@@ -396,7 +396,7 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	var lexErr error
 	if !params.NoLexical {
 		began := time.Now()
-		lex, lexErr = r.Lexical(ctx, ids, depth)
+		lex, lexErr = r.Lexical(ctx, ids, depth, anyContracts(layers))
 		if lexErr == nil && r.e.opt.OnChannel != nil {
 			r.e.opt.OnChannel("lexical", time.Since(began))
 		}
@@ -489,6 +489,17 @@ func aboveFloor(hits []store.VecHit, floor float64) []store.VecHit {
 		}
 	}
 	return out
+}
+
+// anyContracts reports whether a layer was added with the contracts
+// preset: its questions get the clause words (clausewords.go).
+func anyContracts(layers []store.Layer) bool {
+	for _, l := range layers {
+		if l.Preset == "contracts" {
+			return true
+		}
+	}
+	return false
 }
 
 func missingLayers(layers []store.Layer, complete []int64) []string {

@@ -146,7 +146,7 @@ func TestParamsPerCall(t *testing.T) {
 		go func() {
 			q := DefaultParams()
 			q.K1 = k1
-			lex, err := eng.Query(Query{Text: "leave days", Params: &q}).Lexical(ctx, ids, 10)
+			lex, err := eng.Query(Query{Text: "leave days", Params: &q}).Lexical(ctx, ids, 10, false)
 			if err == nil && len(lex.Hits) == 0 {
 				err = fmt.Errorf("k1 %g: no hits", k1)
 			}

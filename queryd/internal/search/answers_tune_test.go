@@ -50,15 +50,26 @@ func TestTuneAnswers(t *testing.T) {
 	}
 	t.Cleanup(st.Close)
 	ctx := context.Background()
-	grid := [][2]float64{{0, 0}}
+	// Each cell is discount,context[,clause words weight]; by default the
+	// defaults.
+	d := retrieve.DefaultParams()
+	grid := [][3]float64{{d.DocTermDiscount, d.DocContext, d.ClauseWords}}
 	if g := os.Getenv("STRATA_EVAL_TUNE_GRID"); g != "" {
 		grid = nil
 		for _, cell := range strings.Fields(g) {
-			var a, c float64
-			if _, err := fmt.Sscanf(cell, "%g,%g", &a, &c); err != nil {
-				t.Fatalf("grid cell %q: want discount,context", cell)
+			v := [3]float64{0, 0, d.ClauseWords}
+			parts := strings.Split(cell, ",")
+			if len(parts) < 2 || len(parts) > 3 {
+				t.Fatalf("grid cell %q: want discount,context[,clausewords]", cell)
 			}
-			grid = append(grid, [2]float64{a, c})
+			for i, x := range parts {
+				f, err := strconv.ParseFloat(x, 64)
+				if err != nil {
+					t.Fatalf("grid cell %q: %v", cell, err)
+				}
+				v[i] = f
+			}
+			grid = append(grid, v)
 		}
 	}
 	kinds := strings.Fields(os.Getenv("STRATA_EVAL_TUNE_KINDS"))
@@ -68,10 +79,10 @@ func TestTuneAnswers(t *testing.T) {
 	}
 	t.Logf("%s split, layer named: hit@1 hit@5 MRR", split)
 	for _, cell := range grid {
-		a, c := cell[0], cell[1]
+		a, c, w := cell[0], cell[1], cell[2]
 		s := NewWithOptions(st, Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots,
 			Tune: func(p *retrieve.Params) {
-				p.DocTermDiscount, p.DocContext = a, c
+				p.DocTermDiscount, p.DocContext, p.ClauseWords = a, c, w
 				if n, err := strconv.Atoi(os.Getenv("STRATA_EVAL_TUNE_CANDIDATES")); err == nil {
 					p.ImpactCandidates = n
 				}
@@ -90,7 +101,7 @@ func TestTuneAnswers(t *testing.T) {
 				parts = append(parts, fmt.Sprintf("%s %.2f %.2f %.2f", k, sc.hit1, sc.hit5, sc.mrr))
 			}
 		}
-		t.Logf("discount %.2f context %.2f | %s", a, c, strings.Join(parts, " | "))
+		t.Logf("discount %.2f context %.2f clause words %.2f | %s", a, c, w, strings.Join(parts, " | "))
 		if len(grid) == 1 {
 			logMarks(t, runs)
 			for _, r := range runs {

@@ -171,7 +171,7 @@ func (env *benchEnv) layerIDs(b *testing.B) []int64 {
 func (env *benchEnv) lexicalTop10(b *testing.B, p retrieve.Params, ids []int64, q string, depth int) ([]int64, time.Duration) {
 	run := retrieve.New(env.store, retrieve.Options{}).Query(retrieve.Query{Text: q, TopK: 10, Params: &p})
 	t0 := time.Now()
-	lex, err := run.Lexical(context.Background(), ids, depth)
+	lex, err := run.Lexical(context.Background(), ids, depth, false)
 	if err != nil {
 		b.Fatal(err)
 	}

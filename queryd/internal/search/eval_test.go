@@ -261,7 +261,7 @@ func (e *evalEnv) runChannels(t *testing.T, qrels map[string]map[string]bool) *c
 		run := eng.Query(retrieve.Query{Text: q, TopK: evalDepth})
 		params := run.Params(ctx)
 		t0 := time.Now()
-		lex, err := run.Lexical(ctx, ids, evalDepth)
+		lex, err := run.Lexical(ctx, ids, evalDepth, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -299,7 +299,7 @@ func (e *evalEnv) runLexical(t *testing.T, qrels map[string]map[string]bool, p r
 	for qid := range qrels {
 		run := eng.Query(retrieve.Query{Text: e.data.queries[qid], TopK: evalDepth, Params: &p})
 		t0 := time.Now()
-		lex, err := run.Lexical(ctx, []int64{e.layer.ID}, evalDepth)
+		lex, err := run.Lexical(ctx, []int64{e.layer.ID}, evalDepth, false)
 		if err != nil {
 			t.Fatal(err)
 		}

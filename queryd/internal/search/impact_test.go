@@ -149,7 +149,7 @@ func TestImpactPathMatchesExact(t *testing.T) {
 	run := func(q string, ids []int64) []store.LexHit {
 		t.Helper()
 		params := p
-		lex, err := eng.Query(retrieve.Query{Text: q, Params: &params}).Lexical(ctx, ids, 10)
+		lex, err := eng.Query(retrieve.Query{Text: q, Params: &params}).Lexical(ctx, ids, 10, false)
 		if err != nil {
 			t.Fatalf("lexical %q: %v", q, err)
 		}
@@ -259,7 +259,7 @@ func TestImpactPathWithFilter(t *testing.T) {
 			p := retrieve.DefaultParams()
 			p.ImpactPerTerm = m
 			lex, err := eng.Query(retrieve.Query{Text: "payroll backup logs", Filter: map[string]string{"team": c.team},
-				Params: &p}).Lexical(ctx, ids, 10)
+				Params: &p}).Lexical(ctx, ids, 10, false)
 			if err != nil {
 				t.Fatal(err)
 			}

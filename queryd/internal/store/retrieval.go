@@ -21,11 +21,14 @@ type Layer struct {
 	Description     string
 	RoutingPatterns []string
 	AnswerMode      string
+	// Preset is the defaults bundle the layer was added with (ingestd add
+	// --preset): "", "docs" or "contracts".
+	Preset string
 }
 
 // Layers returns every layer, by name.
 func (s *Corpus) Layers(ctx context.Context) ([]Layer, error) {
-	rows, err := s.db.Query(ctx, `SELECT id, name, description, routing_patterns, answer_mode
+	rows, err := s.db.Query(ctx, `SELECT id, name, description, routing_patterns, answer_mode, preset
 		FROM strata.layers ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list layers: %w", err)
@@ -126,6 +129,24 @@ func (s *Corpus) PrepareLexical(ctx context.Context, query string, terms []strin
 		return p, fmt.Errorf("prepare lexical search: %w", err)
 	}
 	return p, nil
+}
+
+// LexemeDF returns the lexemes of words (english configuration) with their
+// document frequency in the layers: the words a query is expanded with.
+func (s *Corpus) LexemeDF(ctx context.Context, words string, layerIDs []int64) (map[string]int64, error) {
+	rows, err := s.db.Query(ctx, `SELECT q.lexeme, coalesce((SELECT sum(df) FROM strata.lexeme_stats s
+			WHERE s.lexeme = q.lexeme AND s.layer_id = ANY($2)), 0)::bigint
+		FROM unnest(to_tsvector('english', $1)) q`, words, layerIDs)
+	if err != nil {
+		return nil, fmt.Errorf("read expansion lexemes: %w", err)
+	}
+	out := map[string]int64{}
+	var l string
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&l, &n}, func() error { out[l] = n; return nil }); err != nil {
+		return nil, fmt.Errorf("read expansion lexemes: %w", err)
+	}
+	return out, nil
 }
 
 // BM25Query is one lexical search.
