@@ -22,14 +22,11 @@ const (
 	// a new line. Superscripts and subscripts rise or drop by about a third
 	// of the font size; consecutive lines are a font size or more apart.
 	lineBreakShift = 0.5
-	// wordBreakGap is the gap between the end of one string and the start
-	// of the next on the same line, as a fraction of the font size, that is
-	// a space. Measured on the pdf-text corpus against pdftotext's words
-	// (docs/parsers.md, "Word gaps"): producers kern within words by under
-	// 0.05 of the font size and set spaces of 0.22 or more.
-	wordBreakGap = 0.15
 	// blockGap: a baseline move of more than blockGap times the page's
-	// line spacing ends a block (docs in parsers/README.md, "Lines").
+	// line spacing ends a block. Over the corpus the usual spacing is
+	// 1.0–1.4 font sizes (the most common move of each document), and the
+	// moves before headings and between paragraphs are 1.3–2.1 times it
+	// (parsers/README.md, "Lines and words").
 	blockGap = 1.3
 	// The page's line spacing is the most common downward baseline move
 	// under maxLeading font sizes, in bins of leadingBin, when at least
@@ -40,7 +37,7 @@ const (
 	defaultLeading  = 1.2
 	// dupShift is how close, as a fraction of the font size, the same
 	// glyph drawn again on a line must lie to be a copy (fake bold, a drop
-	// shadow) that is written once. pdftotext uses 0.1 too.
+	// shadow) that is written once; a glyph's own width is far more.
 	dupShift = 0.1
 	// approxAdvance is the advance, in thousandths of the font size, of a
 	// glyph whose width the font does not give.
@@ -50,6 +47,12 @@ const (
 	// a string cannot be measured).
 	maxApproxGap = -200
 )
+
+// wordBreakGap is the gap between the end of one glyph and the start of the
+// next on a line, as a fraction of the font size, that makes a space. It was
+// chosen by TestEvalWordGaps against pdftotext's words (parsers/README.md,
+// "Lines and words"); a variable only so that the measurement can vary it.
+var wordBreakGap = 0.10
 
 // affine is a PDF transformation matrix [a b c d e f]: a point (x, y) maps
 // to (a·x + c·y + e, b·x + d·y + f).
