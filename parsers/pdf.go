@@ -238,7 +238,7 @@ func goPageText(p pdf.Page) (text string, err error) {
 		f := p.Font(name)
 		fonts[name] = &f
 	}
-	return p.GetPlainText(fonts)
+	return pageText(p, fonts), nil
 }
 
 // pdfSource gives poppler a file to read: the file at path when it still

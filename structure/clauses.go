@@ -339,8 +339,8 @@ func (p *parser) startsParagraph(i int) bool {
 			return true
 		}
 	}
-	if p.paged() && strings.Trim(prev.s, "0123456789ivxlc ") == "" {
-		return true // a page number
+	if p.paged() && strings.Trim(strings.Trim(prev.s, "-–— "), "0123456789ivxlc ") == "" {
+		return true // a page number, bare or between dashes ("– 7 –")
 	}
 	r, _ := utf8.DecodeLastRuneInString(prev.s)
 	return strings.ContainsRune(".:;!?)]\"”’'*", r)

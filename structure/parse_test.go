@@ -326,3 +326,25 @@ func TestParseBoundsDepthAndTitles(t *testing.T) {
 		t.Errorf("long heading title %q not cut at a word", md[0].Title)
 	}
 }
+
+// TestPageNumberBetweenDashes: in PDF text a page number set between dashes
+// ("– 7 –", or "–7–" where the reader found no gap) ends the page before
+// it, so the numbered line after it starts a paragraph.
+func TestPageNumberBetweenDashes(t *testing.T) {
+	for _, footer := range []string{"– 7 –", "–7–", "- iv -", "7"} {
+		text := "This page is left blank.\n\n" + footer + "\n1 Introduction\n1.1 Background\nThis part introduces the format.\n"
+		var nums []string
+		for _, s := range Parse(text, 0, schema.FormatPDF) {
+			nums = append(nums, s.Number)
+		}
+		if strings.Join(nums, ",") != "1,1.1" {
+			t.Errorf("footer %q: sections %q, want 1 and 1.1", footer, nums)
+		}
+	}
+	// A line that ends without a full stop and is no page number does not
+	// end a paragraph: "2 The Format" continues it.
+	text := "1 Introduction\nThis part introduces the format in\n2 The Format\nIt has one element.\n"
+	if n := len(Parse(text, 0, schema.FormatPDF)); n != 1 {
+		t.Errorf("running text: %d sections, want 1", n)
+	}
+}
