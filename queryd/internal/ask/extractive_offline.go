@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -14,34 +15,25 @@ import (
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 )
 
-// The offline sentence scorer's mix of a sentence's words and meaning: its
-// BM25 over the candidate sentences (relative to the best) and its cosine
-// to the question (relative to the best), when the model gives vectors.
-const (
-	sentenceBM25Weight   = 0.6
-	sentenceCosineWeight = 0.4
-	// sentenceFloor is the share of its passage's probability the weakest
-	// sentence of a passage keeps; the passage's best sentence keeps all.
-	sentenceFloor = 0.5
-)
-
 // OfflineSentences scores sentences for the offline reranker, which reads
-// channel features a sentence does not have: a sentence's probability is
-// its passage's calibrated probability (the offline model scores the
-// passages, also with reranking off), scaled from sentenceFloor for the
-// passage's weakest sentence to 1 for its best, ranked by a mix of BM25
-// over the candidate sentences (idf counted over the sentences) and the
-// local embedding model's cosine. So the best sentence of a found passage
-// is found, and the status marks are the reranker's.
+// channel features a sentence does not have. The offline model scores the
+// passages (also with reranking off); a sentence's score is its passage's
+// calibrated probability times the sentence's odds of holding the answer
+// relative to the best sentence of the same passage, by the sentence model
+// (SentenceModel: a logistic regression over the sentence's words and
+// meaning against the question, fitted on SciFact's evidence sentences by
+// `make train-sentences`). So the best sentence of each passage keeps its
+// passage's probability, and the status marks are the reranker's.
 type OfflineSentences struct {
 	Model lrank.Model
-	// Embedder gives the cosine; nil (or failing) leaves BM25 alone.
+	// Embedder gives the cosine; nil (or failing) uses the sentence model
+	// fitted without it.
 	Embedder embed.Embedder
 	Logger   *slog.Logger
 }
 
-// Name is the model's version.
-func (o OfflineSentences) Name() string { return o.Model.Version }
+// Name is the model's version with the sentence model's.
+func (o OfflineSentences) Name() string { return o.Model.Version + "+" + DefaultSentenceModel.Version }
 
 // ScoreSentences scores the sentences.
 func (o OfflineSentences) ScoreSentences(ctx context.Context, q string, sents []SentenceInput, cands []retrieve.Candidate) ([]float64, error) {
@@ -51,11 +43,12 @@ func (o OfflineSentences) ScoreSentences(ctx context.Context, q string, sents []
 	}
 	pp := o.Model.Score(q, lc)
 	texts := make([]string, len(sents))
+	group := make([]int, len(sents))
 	for i, s := range sents {
 		texts[i] = s.Text
+		group[i] = s.Passage
 	}
-	mix := SentenceBM25(q, texts)
-	relMax(mix)
+	var cos []float64
 	if o.Embedder != nil && len(sents) > 0 {
 		vs, err := o.Embedder.Embed(ctx, append([]string{q}, texts...))
 		if err != nil || len(vs) != len(texts)+1 {
@@ -63,21 +56,22 @@ func (o OfflineSentences) ScoreSentences(ctx context.Context, q string, sents []
 				o.Logger.Warn("sentence_cosine_skipped", "err", errString(err))
 			}
 		} else {
-			cos := make([]float64, len(texts))
+			cos = make([]float64, len(texts))
 			for i := range texts {
-				cos[i] = math.Max(0, cosine(vs[0], vs[i+1]))
-			}
-			relMax(cos)
-			for i := range mix {
-				mix[i] = sentenceBM25Weight*mix[i] + sentenceCosineWeight*cos[i]
+				cos[i] = cosine(vs[0], vs[i+1])
 			}
 		}
 	}
+	m := DefaultSentenceModel.Lexical
+	if cos != nil {
+		m = DefaultSentenceModel.WithCosine
+	}
+	probs := m.Probs(SentenceFeatures(q, texts, group, cos))
 	// Within each passage, the best sentence keeps the passage's
 	// probability.
 	bestIn := map[int]float64{}
 	for i, s := range sents {
-		bestIn[s.Passage] = math.Max(bestIn[s.Passage], mix[i])
+		bestIn[s.Passage] = math.Max(bestIn[s.Passage], probs[i])
 	}
 	out := make([]float64, len(sents))
 	for i, s := range sents {
@@ -85,13 +79,145 @@ func (o OfflineSentences) ScoreSentences(ctx context.Context, q string, sents []
 		if s.Passage >= 0 && s.Passage < len(pp) {
 			p = pp[s.Passage]
 		}
-		share := sentenceFloor
 		if b := bestIn[s.Passage]; b > 0 {
-			share += (1 - sentenceFloor) * mix[i] / b
+			out[i] = p * probs[i] / b
 		}
-		out[i] = p * share
 	}
 	return out, nil
+}
+
+// SentenceFeatureNames name the sentence model's features, in order:
+// the sentence's BM25 against the question over the candidate sentences
+// (relative to the best, and as a logarithm), the share of the question's
+// content terms it holds weighted by their rarity among the candidates, the
+// local model's cosine to the question (relative to the best, and as is),
+// its length (the logarithm of its content terms), and its place among the
+// sentences of its passage (first, and from 0 at the start to 1 at the
+// end).
+var SentenceFeatureNames = []string{"bm25_rel", "bm25_log", "coverage", "cos_rel", "cos", "len_log", "first", "position"}
+
+// SentenceFeatures computes each sentence's features against the question.
+// group gives each sentence's passage (the sentences of one passage in
+// document order); cos is each sentence's cosine to the question, nil when
+// there is no vector (the cosine features are then 0).
+func SentenceFeatures(q string, sents []string, group []int, cos []float64) [][]float64 {
+	bm := SentenceBM25(q, sents)
+	rel := slices.Clone(bm)
+	relMax(rel)
+	cov := sentenceCoverage(q, sents)
+	var crel []float64
+	if cos != nil {
+		crel = make([]float64, len(cos))
+		for i, c := range cos {
+			crel[i] = math.Max(0, c)
+		}
+		relMax(crel)
+	}
+	count := map[int]int{}
+	for _, g := range group {
+		count[g]++
+	}
+	at := map[int]int{}
+	out := make([][]float64, len(sents))
+	for i, s := range sents {
+		f := make([]float64, len(SentenceFeatureNames))
+		f[0], f[1], f[2] = rel[i], math.Log1p(bm[i]), cov[i]
+		if cos != nil {
+			f[3], f[4] = crel[i], cos[i]
+		}
+		f[5] = math.Log1p(float64(len(sentenceTerms(s))))
+		g := group[i]
+		if at[g] == 0 {
+			f[6] = 1
+		}
+		if n := count[g]; n > 1 {
+			f[7] = float64(at[g]) / float64(n-1)
+		}
+		at[g]++
+		out[i] = f
+	}
+	return out
+}
+
+// sentenceCoverage is, for each sentence, the share of the question's
+// distinct content terms it holds, each weighted by its idf over the
+// sentences.
+func sentenceCoverage(q string, sents []string) []float64 {
+	uq := map[string]bool{}
+	for _, t := range sentenceTerms(q) {
+		uq[t] = true
+	}
+	has := make([]map[string]bool, len(sents))
+	df := map[string]int{}
+	for i, s := range sents {
+		has[i] = map[string]bool{}
+		for _, t := range sentenceTerms(s) {
+			if uq[t] && !has[i][t] {
+				has[i][t] = true
+				df[t]++
+			}
+		}
+	}
+	n := float64(len(sents))
+	idf := func(t string) float64 {
+		return math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
+	}
+	total := 0.0
+	for t := range uq {
+		total += idf(t)
+	}
+	out := make([]float64, len(sents))
+	if total == 0 {
+		return out
+	}
+	for i := range sents {
+		for t := range has[i] {
+			out[i] += idf(t)
+		}
+		out[i] /= total
+	}
+	return out
+}
+
+// SentenceModel is a logistic regression over standardised sentence
+// features (SentenceFeatureNames): the probability that a sentence of a
+// relevant passage holds the answer.
+type SentenceModel struct {
+	Mean, Scale, Weights []float64
+	Bias                 float64
+}
+
+// Prob is the model's probability for one feature row.
+func (m SentenceModel) Prob(f []float64) float64 {
+	z := m.Bias
+	for i, x := range f {
+		if i >= len(m.Weights) {
+			break
+		}
+		s := m.Scale[i]
+		if s == 0 {
+			s = 1
+		}
+		z += m.Weights[i] * (x - m.Mean[i]) / s
+	}
+	return 1 / (1 + math.Exp(-z))
+}
+
+// Probs is Prob for each row.
+func (m SentenceModel) Probs(fs [][]float64) []float64 {
+	out := make([]float64, len(fs))
+	for i, f := range fs {
+		out[i] = m.Prob(f)
+	}
+	return out
+}
+
+// SentenceModels are the two fitted sentence models: with the cosine, and
+// for when the local model gives no vectors, without it.
+type SentenceModels struct {
+	Version    string
+	WithCosine SentenceModel
+	Lexical    SentenceModel
 }
 
 // SentenceBM25 scores each sentence against the question by BM25 with the
