@@ -392,6 +392,26 @@ func TestTrainSentences(t *testing.T) {
 		f := rankEval(claims, heldOut(claims), func(i int) []float64 { return m.Probs(rows[i]) })
 		t.Logf("| %s | L2 %g | CV P@1 %.3f | held out P@1 %.3f | P@3 %.3f | weights %s |", v.name, bestL2, bestCV, f.p1, f.p3, fmtFloats(m.Weights))
 	}
+	if p := os.Getenv("STRATA_ANSWER_ROWS"); p != "" {
+		recs := loadAnswerRows(t, p)
+		t.Logf("answer set, train split, %d questions with a gold sentence among those scored (no named clause):", answerRowsWithGold(recs))
+		t.Logf("| scorer | P@1 | P@3 |")
+		report := func(name string, sc func(r answerRecord) []float64) {
+			p1, p3 := answerRank(recs, sc)
+			t.Logf("| %s | %.3f | %.3f |", name, p1, p3)
+		}
+		report("passage probability alone", func(r answerRecord) []float64 {
+			return CombineSentences(r.inputs(), r.probs(), make1(len(r.Rows)))
+		})
+		report("hand mix (before)", func(r answerRecord) []float64 { return r.handScores() })
+		report("BM25 in passage", func(r answerRecord) []float64 {
+			return CombineSentences(r.inputs(), r.probs(), bmProbs(r.rows()))
+		})
+		for _, v := range variants {
+			m := models[v.name]
+			report(v.name, func(r answerRecord) []float64 { return CombineSentences(r.inputs(), r.probs(), m.Probs(r.rows())) })
+		}
+	}
 	bm := rankEval(claims, heldOut(claims), func(i int) []float64 { return column(rows[i], 0) })
 	mix := rankEval(claims, heldOut(claims), func(i int) []float64 { return handMix(rows[i], true) })
 	t.Logf("held out (%d claims): BM25 P@1 %.3f P@3 %.3f; hand mix P@1 %.3f P@3 %.3f; random P@1 %.3f", bm.n, bm.p1, bm.p3, mix.p1, mix.p3, bm.random1)
@@ -512,4 +532,168 @@ func sentenceGoSource(ms SentenceModels, command string) string {
 	model("Lexical", ms.Lexical)
 	b.WriteString("}\n")
 	return b.String()
+}
+
+// answerRecord is one question of the answer set's train split with the
+// sentences strata_ask scored for it, as TestEvalExtractiveAnswers
+// (package search) writes them with STRATA_SENTENCE_ROWS.
+type answerRecord struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind"`
+	Exact   bool   `json:"exact"`
+	WithCos bool   `json:"with_cos"`
+	Rows    []struct {
+		F       []float64 `json:"f"`
+		P       float64   `json:"p"`
+		Passage int       `json:"passage"`
+		Gold    bool      `json:"gold"`
+	} `json:"rows"`
+}
+
+func (r answerRecord) inputs() []SentenceInput {
+	out := make([]SentenceInput, len(r.Rows))
+	for i, x := range r.Rows {
+		out[i] = SentenceInput{Passage: x.Passage}
+	}
+	return out
+}
+
+func (r answerRecord) probs() []float64 {
+	var out []float64
+	for _, x := range r.Rows {
+		for x.Passage >= len(out) {
+			out = append(out, 0)
+		}
+		if x.Passage >= 0 {
+			out[x.Passage] = x.P
+		}
+	}
+	return out
+}
+
+func (r answerRecord) rows() [][]float64 {
+	out := make([][]float64, len(r.Rows))
+	for i, x := range r.Rows {
+		out[i] = x.F
+	}
+	return out
+}
+
+// handScores are the scores of the hand-set scorer this model replaced: the
+// passage's probability times 0.5 to 1 by 0.6 BM25 and 0.4 cosine, each
+// relative to the best among all the sentences.
+func (r answerRecord) handScores() []float64 {
+	rows := r.rows()
+	mix := make([]float64, len(rows))
+	cmax := 0.0
+	for _, f := range rows {
+		cmax = math.Max(cmax, math.Max(0, f[4]))
+	}
+	for i, f := range rows {
+		mix[i] = f[0]
+		if r.WithCos && cmax > 0 {
+			mix[i] = 0.6*f[0] + 0.4*math.Max(0, f[4])/cmax
+		}
+	}
+	best := map[int]float64{}
+	for i, x := range r.Rows {
+		best[x.Passage] = math.Max(best[x.Passage], mix[i])
+	}
+	pp := r.probs()
+	out := make([]float64, len(rows))
+	for i, x := range r.Rows {
+		share := 0.5
+		if b := best[x.Passage]; b > 0 {
+			share += 0.5 * mix[i] / b
+		}
+		if x.Passage >= 0 {
+			out[i] = pp[x.Passage] * share
+		}
+	}
+	return out
+}
+
+func make1(n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = 1
+	}
+	return out
+}
+
+// bmProbs turns BM25 relative to the best (feature 0) into a positive
+// score, so CombineSentences ranks a passage's sentences by it.
+func bmProbs(rows [][]float64) []float64 {
+	out := make([]float64, len(rows))
+	for i, f := range rows {
+		out[i] = 0.01 + f[0]
+	}
+	return out
+}
+
+func loadAnswerRows(t *testing.T, path string) []answerRecord {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []answerRecord
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var r answerRecord
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if !r.Exact {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func answerRowsWithGold(recs []answerRecord) int {
+	n := 0
+	for _, r := range recs {
+		for _, x := range r.Rows {
+			if x.Gold {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// answerRank is how often, over the questions with a gold sentence among
+// those scored, the best scored sentence holds gold, and one of the best 3.
+func answerRank(recs []answerRecord, score func(answerRecord) []float64) (p1, p3 float64) {
+	n := 0
+	for _, r := range recs {
+		gold := false
+		for _, x := range r.Rows {
+			gold = gold || x.Gold
+		}
+		if !gold {
+			continue
+		}
+		n++
+		s := score(r)
+		order := make([]int, len(s))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool { return s[order[a]] > s[order[b]] })
+		if r.Rows[order[0]].Gold {
+			p1++
+		}
+		for _, i := range order[:min(3, len(order))] {
+			if r.Rows[i].Gold {
+				p3++
+				break
+			}
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return p1 / float64(n), p3 / float64(n)
 }

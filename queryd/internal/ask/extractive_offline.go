@@ -37,11 +37,27 @@ func (o OfflineSentences) Name() string { return o.Model.Version + "+" + Default
 
 // ScoreSentences scores the sentences.
 func (o OfflineSentences) ScoreSentences(ctx context.Context, q string, sents []SentenceInput, cands []retrieve.Candidate) ([]float64, error) {
+	rows, withCos := o.Rows(ctx, q, sents)
+	m := DefaultSentenceModel.Lexical
+	if withCos {
+		m = DefaultSentenceModel.WithCosine
+	}
+	return CombineSentences(sents, o.PassageProbs(q, cands), m.Probs(rows)), nil
+}
+
+// PassageProbs are the offline model's probabilities of the candidates.
+func (o OfflineSentences) PassageProbs(q string, cands []retrieve.Candidate) []float64 {
 	lc := make([]lrank.Candidate, len(cands))
 	for i, c := range cands {
 		lc[i] = lrank.FromRetrieve(c)
 	}
-	pp := o.Model.Score(q, lc)
+	return o.Model.Score(q, lc)
+}
+
+// Rows are the sentences' features against the question
+// (SentenceFeatures), with the local model's cosine when it gives vectors
+// (withCos).
+func (o OfflineSentences) Rows(ctx context.Context, q string, sents []SentenceInput) (rows [][]float64, withCos bool) {
 	texts := make([]string, len(sents))
 	group := make([]int, len(sents))
 	for i, s := range sents {
@@ -62,13 +78,14 @@ func (o OfflineSentences) ScoreSentences(ctx context.Context, q string, sents []
 			}
 		}
 	}
-	m := DefaultSentenceModel.Lexical
-	if cos != nil {
-		m = DefaultSentenceModel.WithCosine
-	}
-	probs := m.Probs(SentenceFeatures(q, texts, group, cos))
-	// Within each passage, the best sentence keeps the passage's
-	// probability.
+	return SentenceFeatures(q, texts, group, cos), cos != nil
+}
+
+// CombineSentences gives each sentence its passage's probability (pp, by
+// the sentence's Passage) times its sentence probability over the best of
+// the same passage's, so the best sentence of each passage keeps its
+// passage's probability.
+func CombineSentences(sents []SentenceInput, pp, probs []float64) []float64 {
 	bestIn := map[int]float64{}
 	for i, s := range sents {
 		bestIn[s.Passage] = math.Max(bestIn[s.Passage], probs[i])
@@ -83,7 +100,7 @@ func (o OfflineSentences) ScoreSentences(ctx context.Context, q string, sents []
 			out[i] = p * probs[i] / b
 		}
 	}
-	return out, nil
+	return out
 }
 
 // SentenceFeatureNames name the sentence model's features, in order:
