@@ -24,6 +24,11 @@ import (
 // besides those of a clause the question names.
 const MaxAnswerSentences = 5
 
+// SentenceMark is the score a scored sentence needs to come back after the
+// first (which needs the medium mark, as the status does): measured on the
+// answer set's train split (docs/ask.md, "Extractive answers").
+const SentenceMark = 0.5
+
 // MaxSentenceChars is the longest sentence, in characters, an extractive
 // answer quotes: a longer span (an unmarked block, a list run together) is
 // never cut and never returned.
@@ -295,9 +300,14 @@ func (a *Asker) extract(ctx context.Context, question string, passages []Passage
 	for _, i := range order {
 		best = max(best, sents[i].score)
 	}
+	chosen := 0
 	for _, i := range order {
 		s := sents[i]
-		if s.score < a.opt.RerankMedium || len(ex.answer) >= MaxAnswerSentences {
+		mark := a.opt.RerankMedium
+		if chosen > 0 {
+			mark = max(mark, SentenceMark)
+		}
+		if s.score < mark || len(ex.answer) >= MaxAnswerSentences {
 			break
 		}
 		c := cost(s)
@@ -306,6 +316,7 @@ func (a *Asker) extract(ctx context.Context, question string, passages []Passage
 		}
 		ex.answer = append(ex.answer, s)
 		used += c
+		chosen++
 	}
 
 	switch {

@@ -411,6 +411,27 @@ func TestTrainSentences(t *testing.T) {
 			m := models[v.name]
 			report(v.name, func(r answerRecord) []float64 { return CombineSentences(r.inputs(), r.probs(), m.Probs(r.rows())) })
 		}
+		if os.Getenv("STRATA_SENTENCE_COMBOS") == "1" {
+			m := models["with cosine, no position"]
+			report("combo: p * prob (no ratio)", func(r answerRecord) []float64 {
+				pr, pp := m.Probs(r.rows()), r.probs()
+				out := make([]float64, len(pr))
+				for i, x := range r.Rows {
+					out[i] = pp[x.Passage] * pr[i]
+				}
+				return out
+			})
+			for _, a := range []float64{0.25, 0.5, 2} {
+				report(fmt.Sprintf("combo: p * ratio^%g", a), func(r answerRecord) []float64 {
+					pr := m.Probs(r.rows())
+					for i := range pr {
+						pr[i] = math.Pow(pr[i], a)
+					}
+					return CombineSentences(r.inputs(), r.probs(), pr)
+				})
+			}
+			report("combo: prob alone", func(r answerRecord) []float64 { return m.Probs(r.rows()) })
+		}
 	}
 	bm := rankEval(claims, heldOut(claims), func(i int) []float64 { return column(rows[i], 0) })
 	mix := rankEval(claims, heldOut(claims), func(i int) []float64 { return handMix(rows[i], true) })

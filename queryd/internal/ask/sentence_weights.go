@@ -4,17 +4,17 @@ package ask
 
 // DefaultSentenceModel is the offline sentence scorer shipped with queryd.
 var DefaultSentenceModel = SentenceModels{
-	Version: "sent-provisional",
+	Version: "sent-scifact@1",
 	WithCosine: SentenceModel{
-		Mean:    []float64{0, 0, 0, 0, 0, 0, 0, 0},
-		Scale:   []float64{1, 1, 1, 1, 1, 1, 1, 1},
-		Weights: []float64{3, 0, 0, 2, 0, 0, 0, 0},
-		Bias:    -3,
+		Mean:    []float64{0.325063, 0.780858, 0.117872, 0.782454, 0.594496, 2.7498, 0, 0},
+		Scale:   []float64{0.335514, 0.646769, 0.149331, 0.18856, 0.155002, 0.456347, 1, 1},
+		Weights: []float64{0.5889, -0.211303, 0.292366, 0.175434, 0.20161, 0.50973, 0, 0},
+		Bias:    -1.92884,
 	},
 	Lexical: SentenceModel{
-		Mean:    []float64{0, 0, 0, 0, 0, 0, 0, 0},
-		Scale:   []float64{1, 1, 1, 1, 1, 1, 1, 1},
-		Weights: []float64{3, 0, 0, 0, 0, 0, 0, 0},
-		Bias:    -3,
+		Mean:    []float64{0.325063, 0.780858, 0.117872, 0, 0, 2.7498, 0, 0},
+		Scale:   []float64{0.335514, 0.646769, 0.149331, 1, 1, 0.456347, 1, 1},
+		Weights: []float64{0.667067, -0.114792, 0.285529, 0, 0, 0.510159, 0, 0},
+		Bias:    -1.87535,
 	},
 }

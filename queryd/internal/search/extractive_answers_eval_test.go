@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -193,11 +194,33 @@ func TestEvalExtractiveAnswers(t *testing.T) {
 			t.Logf("%s", line)
 		}
 	}
-	t.Logf("train split, the sentence mark simulated over the scored sentences (answers without a named clause):")
-	for _, line := range markGrid(runs["train"]) {
+	t.Logf("train split, the marks simulated over the scored sentences (answers without a named clause):")
+	for _, line := range markGrid(runs["train"], shippedScores, []float64{0.35, 0.4, 0.45, 0.5}, []float64{0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 1.01}) {
 		t.Logf("%s", line)
 	}
 
+	for _, split := range []string{"train", "test"} {
+		t.Logf("%s split, the scorers compared over the same scored sentences (answers without a named clause):", split)
+		t.Logf("| scorer | marks | P@1 | P@3 | answered | found without gold | unanswerable not_found | chosen sentences holding gold | sentences per answer |")
+		t.Logf("|---|---|---|---|---|---|---|---|---|")
+		for _, c := range []struct {
+			name          string
+			score         func(*sentRecord) []float64
+			medium, other float64
+		}{
+			{"hand mix (before)", handScores, ask.RerankMedium, ask.RerankMedium},
+			{"BM25 in passage", bm25Scores, ask.RerankMedium, ask.SentenceMark},
+			{ask.DefaultSentenceModel.Version, shippedScores, ask.RerankMedium, ask.RerankMedium},
+			{ask.DefaultSentenceModel.Version, shippedScores, ask.RerankMedium, ask.SentenceMark},
+		} {
+			p1, p3 := rankFirst(runs[split], c.score)
+			g := markGrid(runs[split], c.score, []float64{c.medium}, []float64{c.other})
+			t.Logf("| %s | %.2f / %.2f | %.3f | %.3f |%s", c.name, c.medium, c.other, p1, p3, strings.SplitN(g[2], "|", 4)[3])
+		}
+	}
+	if os.Getenv("STRATA_SENTENCE_ROWS") != "" {
+		return // recording for make train-sentences: the weights may be about to change
+	}
 	byKind := extractiveByKind(runs["test"])
 	for kind, want := range extractiveFigures {
 		got := byKind[kind]
@@ -273,87 +296,205 @@ func extractiveTable(runs []extractiveRun) []string {
 }
 
 // markGrid simulates, over the recorded sentences of the answers without a
-// named clause, the rule of extract: the sentences at or above the mark,
-// best first, at most ask.MaxAnswerSentences, the status on the best
+// named clause, the rule of extract for a medium mark and a mark for the
+// sentences after the first (never under the medium one): the best
+// sentence if at or above the medium mark, then the next best at or above
+// the other mark, at most ask.MaxAnswerSentences, the status on the best
 // sentence's score (high mark ask.RerankHigh), then the names check. It
 // ignores the token budget (five sentences nearly always fit). For each
-// mark: answerable questions answered, unanswerable not_found, and the
-// share of chosen sentences that hold gold.
-func markGrid(runs []extractiveRun) []string {
-	lines := []string{"| medium mark | answered | unanswerable not_found | chosen sentences holding gold | sentences per answer |", "|---|---|---|---|---|"}
-	for _, mark := range []float64{0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6} {
-		var nA, okA, nU, okU, chosen, chosenGold int
-		for _, r := range runs {
-			if r.rec.Exact {
-				continue
-			}
-			type scored struct {
-				s    float64
-				gold bool
-				src  ask.NameSource
-			}
-			m := ask.DefaultSentenceModel.Lexical
-			if r.rec.WithCos {
-				m = ask.DefaultSentenceModel.WithCosine
-			}
-			ins := make([]ask.SentenceInput, len(r.rec.Rows))
-			pp := map[int]float64{}
-			rows := make([][]float64, len(r.rec.Rows))
-			maxP := 0
-			for i, row := range r.rec.Rows {
-				ins[i] = ask.SentenceInput{Text: row.Text, Passage: row.Passage}
-				pp[row.Passage] = row.P
-				rows[i] = row.F
-				maxP = max(maxP, row.Passage+1)
-			}
-			pps := make([]float64, maxP)
-			for k, v := range pp {
-				if k >= 0 {
-					pps[k] = v
-				}
-			}
-			sc := ask.CombineSentences(ins, pps, m.Probs(rows))
-			var ss []scored
-			for i, row := range r.rec.Rows {
-				ss = append(ss, scored{sc[i], row.Gold, ask.NameSource{Text: row.Text, File: row.File}})
-			}
-			sort.SliceStable(ss, func(x, y int) bool { return ss[x].s > ss[y].s })
-			var pick []scored
-			for _, s := range ss {
-				if s.s < mark || len(pick) >= ask.MaxAnswerSentences {
-					break
-				}
-				pick = append(pick, s)
-			}
-			status := ask.NotFound
-			if len(pick) > 0 {
-				status = ask.StatusFor(pick[0].s, ask.RerankHigh, mark)
-			}
-			srcs := make([]ask.NameSource, len(pick))
-			gold := false
-			for i, s := range pick {
-				srcs[i] = s.src
-				gold = gold || s.gold
-				chosen++
-				if s.gold {
-					chosenGold++
-				}
-			}
-			status = ask.CheckNames(status, ask.Names(r.q.Question), srcs, false, false).Status
-			if r.q.Kind == answers.KindUnanswerable {
-				nU++
-				if status == ask.NotFound {
-					okU++
-				}
-				continue
-			}
-			nA++
-			if status != ask.NotFound && gold {
-				okA++
-			}
+// pair: answerable questions answered and found without gold, unanswerable
+// not_found, the share of chosen sentences that hold gold and the sentences
+// per answer given.
+func markGrid(runs []extractiveRun, score func(*sentRecord) []float64, mediums, others []float64) []string {
+	lines := []string{"| medium mark | mark for the others | answered | found without gold | unanswerable not_found | chosen sentences holding gold | sentences per answer |",
+		"|---|---|---|---|---|---|---|"}
+	type scored struct {
+		s    float64
+		gold bool
+		src  ask.NameSource
+	}
+	ranked := map[string][]scored{}
+	for _, r := range runs {
+		if r.rec.Exact {
+			continue
 		}
-		lines = append(lines, fmt.Sprintf("| %.2f | %.3f | %.3f | %.3f | %.1f |", mark, float64(okA)/float64(max(nA, 1)),
-			float64(okU)/float64(max(nU, 1)), float64(chosenGold)/float64(max(chosen, 1)), float64(chosen)/float64(max(nA+nU, 1))))
+		sc := score(r.rec)
+		ss := []scored{}
+		for i, row := range r.rec.Rows {
+			ss = append(ss, scored{sc[i], row.Gold, ask.NameSource{Text: row.Text, File: row.File}})
+		}
+		sort.SliceStable(ss, func(x, y int) bool { return ss[x].s > ss[y].s })
+		ranked[r.q.ID] = ss
+	}
+	for _, medium := range mediums {
+		for _, other := range others {
+			if other < medium {
+				continue
+			}
+			var nA, okA, falseA, nU, okU, chosen, chosenGold, given int
+			for _, r := range runs {
+				ss, ok := ranked[r.q.ID]
+				if !ok {
+					continue
+				}
+				var pick []scored
+				for _, s := range ss {
+					mark := medium
+					if len(pick) > 0 {
+						mark = other
+					}
+					if s.s < mark || len(pick) >= ask.MaxAnswerSentences {
+						break
+					}
+					pick = append(pick, s)
+				}
+				status := ask.NotFound
+				if len(pick) > 0 {
+					status = ask.StatusFor(pick[0].s, ask.RerankHigh, medium)
+				}
+				srcs := make([]ask.NameSource, len(pick))
+				gold := false
+				for i, s := range pick {
+					srcs[i] = s.src
+					gold = gold || s.gold
+				}
+				status = ask.CheckNames(status, ask.Names(r.q.Question), srcs, false, false).Status
+				if status != ask.NotFound {
+					given++
+					for _, s := range pick {
+						chosen++
+						if s.gold {
+							chosenGold++
+						}
+					}
+				}
+				if r.q.Kind == answers.KindUnanswerable {
+					nU++
+					if status == ask.NotFound {
+						okU++
+					}
+					continue
+				}
+				nA++
+				if status != ask.NotFound && gold {
+					okA++
+				}
+				if status != ask.NotFound && !gold {
+					falseA++
+				}
+			}
+			lines = append(lines, fmt.Sprintf("| %.2f | %.2f | %.3f | %.3f | %.3f | %.3f | %.2f |", medium, other,
+				float64(okA)/float64(max(nA, 1)), float64(falseA)/float64(max(nA, 1)), float64(okU)/float64(max(nU, 1)),
+				float64(chosenGold)/float64(max(chosen, 1)), float64(chosen)/float64(max(given, 1))))
+		}
 	}
 	return lines
+}
+
+// recInputs are a record's sentences as the scorer got them, and each
+// passage's probability.
+func recInputs(r *sentRecord) ([]ask.SentenceInput, []float64, [][]float64) {
+	ins := make([]ask.SentenceInput, len(r.Rows))
+	rows := make([][]float64, len(r.Rows))
+	var pps []float64
+	for i, row := range r.Rows {
+		ins[i] = ask.SentenceInput{Text: row.Text, Passage: row.Passage}
+		rows[i] = row.F
+		for row.Passage >= len(pps) {
+			pps = append(pps, 0)
+		}
+		if row.Passage >= 0 {
+			pps[row.Passage] = row.P
+		}
+	}
+	return ins, pps, rows
+}
+
+// shippedScores are the shipped scorer's scores of a record's sentences.
+func shippedScores(r *sentRecord) []float64 {
+	ins, pps, rows := recInputs(r)
+	m := ask.DefaultSentenceModel.Lexical
+	if r.WithCos {
+		m = ask.DefaultSentenceModel.WithCosine
+	}
+	return ask.CombineSentences(ins, pps, m.Probs(rows))
+}
+
+// bm25Scores rank each passage's sentences by their BM25 alone.
+func bm25Scores(r *sentRecord) []float64 {
+	ins, pps, rows := recInputs(r)
+	bm := make([]float64, len(rows))
+	for i, f := range rows {
+		bm[i] = 0.01 + f[0]
+	}
+	return ask.CombineSentences(ins, pps, bm)
+}
+
+// handScores are the hand-set scorer's, which the sentence model replaced:
+// the passage's probability times 0.5 for its weakest sentence to 1 for its
+// best by 0.6 BM25 and 0.4 cosine, each relative to the best sentence.
+func handScores(r *sentRecord) []float64 {
+	_, pps, rows := recInputs(r)
+	cmax := 0.0
+	for _, f := range rows {
+		cmax = math.Max(cmax, math.Max(0, f[4]))
+	}
+	mix := make([]float64, len(rows))
+	for i, f := range rows {
+		mix[i] = f[0]
+		if r.WithCos && cmax > 0 {
+			mix[i] = 0.6*f[0] + 0.4*math.Max(0, f[4])/cmax
+		}
+	}
+	best := map[int]float64{}
+	for i, row := range r.Rows {
+		best[row.Passage] = math.Max(best[row.Passage], mix[i])
+	}
+	out := make([]float64, len(rows))
+	for i, row := range r.Rows {
+		share := 0.5
+		if b := best[row.Passage]; b > 0 {
+			share += 0.5 * mix[i] / b
+		}
+		if row.Passage >= 0 {
+			out[i] = pps[row.Passage] * share
+		}
+	}
+	return out
+}
+
+// rankFirst is, over the answers without a named clause whose gold is
+// among the scored sentences, how often the best scored sentence holds it,
+// and one of the best 3.
+func rankFirst(runs []extractiveRun, score func(*sentRecord) []float64) (p1, p3 float64) {
+	n := 0
+	for _, r := range runs {
+		if r.rec.Exact {
+			continue
+		}
+		gold := false
+		for _, row := range r.rec.Rows {
+			gold = gold || row.Gold
+		}
+		if !gold {
+			continue
+		}
+		n++
+		sc := score(r.rec)
+		order := make([]int, len(sc))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool { return sc[order[a]] > sc[order[b]] })
+		if r.rec.Rows[order[0]].Gold {
+			p1++
+		}
+		for _, i := range order[:min(3, len(order))] {
+			if r.rec.Rows[i].Gold {
+				p3++
+				break
+			}
+		}
+	}
+	return p1 / float64(max(n, 1)), p3 / float64(max(n, 1))
 }
