@@ -480,3 +480,18 @@ func (a *Asker) finishExtractive(ctx context.Context, req Request, resp *Respons
 	resp.ReceiptID = id
 	return nil
 }
+
+// MarshalJSON writes the response, leaving the passages out of a concise
+// extractive answer: the short answer is either the passages or, in
+// extractive mode, the documents' own sentences (each naming its passage,
+// which a detailed response and the receipt hold).
+func (r Response) MarshalJSON() ([]byte, error) {
+	type plain Response
+	if r.Mode == ModeExtractive && r.AnswerStatus == "" {
+		return json.Marshal(struct {
+			plain
+			Passages []Passage `json:"passages,omitempty"`
+		}{plain: plain(r)})
+	}
+	return json.Marshal(plain(r))
+}

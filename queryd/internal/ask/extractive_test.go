@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -428,6 +429,29 @@ func TestExtractive(t *testing.T) {
 		if concise.Answer[0].Score != nil {
 			t.Errorf("concise answer with a score")
 		}
+		// The concise answer is the sentences, not the passages; the
+		// detailed one holds both.
+		for _, c := range []struct {
+			r        *Response
+			passages bool
+		}{{concise, false}, {r, true}} {
+			b, err := json.Marshal(c.r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			_, has := m["passages"]
+			if has != c.passages || m["answer"] == nil || m["mode"] == nil || m["status"] == nil {
+				t.Errorf("%s response: passages %v, want %v: %s", c.r.Status, has, c.passages, b)
+			}
+		}
+		grounded, err := json.Marshal(&Response{Status: "not_found", Mode: ModeGrounded, Passages: []Passage{}})
+		if err != nil || !strings.Contains(string(grounded), `"passages":[]`) {
+			t.Errorf("grounded response %s (%v)", grounded, err)
+		}
 	})
 
 	t.Run("ModeAskedOnAGroundedResult", func(t *testing.T) {
@@ -469,6 +493,91 @@ func TestExtractive(t *testing.T) {
 			t.Errorf("mode grounded on an extractive layer answered without the scorer")
 		}
 	})
+}
+
+func TestSentenceFeatures(t *testing.T) {
+	q := "written notice period"
+	sents := []string{
+		"Either party may end this agreement with ninety days' written notice.",
+		"Payments are due within thirty days.",
+		"The written notice period is ninety days.",
+	}
+	fs := SentenceFeatures(q, sents, []int{0, 0, 1}, []float64{0.5, -0.2, 0.25})
+	if len(fs) != 3 || len(fs[0]) != len(SentenceFeatureNames) {
+		t.Fatalf("features %v", fs)
+	}
+	// BM25 relative to the best, coverage, cosine relative to the best
+	// (a negative cosine counts as 0), first and position in the passage.
+	if fs[1][0] != 0 || fs[1][2] != 0 || max(fs[0][0], fs[2][0]) != 1 {
+		t.Errorf("bm25_rel / coverage: %v", fs)
+	}
+	if fs[2][2] <= fs[0][2] {
+		t.Errorf("coverage: the sentence with every term %v, with two %v", fs[2][2], fs[0][2])
+	}
+	if fs[0][3] != 1 || fs[1][3] != 0 || fs[2][3] != 0.5 || fs[1][4] != -0.2 {
+		t.Errorf("cosine features %v", fs)
+	}
+	if fs[0][6] != 1 || fs[1][6] != 0 || fs[2][6] != 1 || fs[0][7] != 0 || fs[1][7] != 1 || fs[2][7] != 0 {
+		t.Errorf("place features %v", fs)
+	}
+	if nc := SentenceFeatures(q, sents, []int{0, 0, 1}, nil); nc[0][3] != 0 || nc[0][4] != 0 {
+		t.Errorf("without vectors the cosine features are %v", nc[0])
+	}
+	// The shipped models: the sentence that holds the question's words
+	// scores higher than one that holds none.
+	for name, m := range map[string]SentenceModel{"with cosine": DefaultSentenceModel.WithCosine, "lexical": DefaultSentenceModel.Lexical} {
+		if p := m.Probs(fs); !(p[0] > p[1] && p[2] > p[1]) || p[0] <= 0 || p[0] >= 1 {
+			t.Errorf("%s: probabilities %v", name, p)
+		}
+	}
+}
+
+func TestCombineSentences(t *testing.T) {
+	in := []SentenceInput{{Passage: 0}, {Passage: 0}, {Passage: 1}, {Passage: -1}}
+	got := CombineSentences(in, []float64{0.9, 0.6}, []float64{0.2, 0.1, 0.05, 0.5})
+	// The best sentence of each passage keeps its passage's probability,
+	// the others their odds relative to it; no passage, no score.
+	want := []float64{0.9, 0.45, 0.6, 0}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-9 {
+			t.Errorf("scores %v, want %v", got, want)
+			break
+		}
+	}
+}
+
+// fixedScorer gives the sentences fixed scores, best first in order.
+type fixedScorer []float64
+
+func (fixedScorer) Name() string { return "fixed" }
+func (f fixedScorer) ScoreSentences(_ context.Context, _ string, s []SentenceInput, _ []retrieve.Candidate) ([]float64, error) {
+	out := make([]float64, len(s))
+	for i := range out {
+		if i < len(f) {
+			out[i] = f[i]
+		}
+	}
+	return out, nil
+}
+
+func TestSentenceMark(t *testing.T) {
+	f := newExFixture(t)
+	q := Request{Question: "How can either party end this agreement with written notice?", Layers: []string{"clauses"}}
+	// The first sentence needs the medium mark, the others SentenceMark.
+	for _, c := range []struct {
+		scores []float64
+		n      int
+		status Status
+	}{
+		{[]float64{0.9, SentenceMark, SentenceMark - 0.01}, 2, Found},
+		{[]float64{RerankMedium, RerankMedium}, 1, PartlyFound},
+		{[]float64{RerankMedium - 0.01, RerankMedium - 0.01}, 0, NotFound},
+	} {
+		r := exAsk(t, f.asker(func(o *Options) { o.Sentences = fixedScorer(c.scores) }), q)
+		if len(r.Answer) != c.n || r.Status != string(c.status) {
+			t.Errorf("scores %v: %d sentences, status %s; want %d, %s", c.scores, len(r.Answer), r.Status, c.n, c.status)
+		}
+	}
 }
 
 func TestSentenceBM25(t *testing.T) {
