@@ -232,7 +232,12 @@ func (a *Asker) extract(ctx context.Context, question string, passages []Passage
 		}
 	}
 	if len(inputs) > 0 {
-		scores, err := a.opt.Sentences.ScoreSentences(ctx, question, inputs, cands)
+		scorer := a.opt.Sentences
+		if o, ok := scorer.(OfflineSentences); ok && o.MinPassage == 0 {
+			o.MinPassage = a.opt.RerankMedium
+			scorer = o
+		}
+		scores, err := scorer.ScoreSentences(ctx, question, inputs, cands)
 		if err == nil && len(scores) != len(inputs) {
 			err = fmt.Errorf("it returned %d scores for %d sentences", len(scores), len(inputs))
 		}

@@ -562,15 +562,15 @@ func sentenceGoSource(ms SentenceModels, command string) string {
 // sentences strata_ask scored for it, as TestEvalExtractiveAnswers
 // (package search) writes them with STRATA_SENTENCE_ROWS.
 type answerRecord struct {
-	ID      string `json:"id"`
-	Kind    string `json:"kind"`
-	Exact   bool   `json:"exact"`
-	WithCos bool   `json:"with_cos"`
-	Rows    []struct {
+	ID    string `json:"id"`
+	Kind  string `json:"kind"`
+	Exact bool   `json:"exact"`
+	Rows  []struct {
 		F       []float64 `json:"f"`
 		P       float64   `json:"p"`
 		Passage int       `json:"passage"`
 		Gold    bool      `json:"gold"`
+		WithCos bool      `json:"with_cos"`
 	} `json:"rows"`
 }
 
@@ -605,18 +605,25 @@ func (r answerRecord) rows() [][]float64 {
 
 // handScores are the scores of the hand-set scorer this model replaced: the
 // passage's probability times 0.5 to 1 by 0.6 BM25 and 0.4 cosine, each
-// relative to the best among all the sentences.
+// relative to the best among all the sentences (the recorded sentences of
+// passages under 0.3 have no cosine, which can only move sentences that
+// are never chosen).
 func (r answerRecord) handScores() []float64 {
 	rows := r.rows()
-	mix := make([]float64, len(rows))
-	cmax := 0.0
-	for _, f := range rows {
-		cmax = math.Max(cmax, math.Max(0, f[4]))
-	}
+	cmax, bmax := 0.0, 0.0
 	for i, f := range rows {
-		mix[i] = f[0]
-		if r.WithCos && cmax > 0 {
-			mix[i] = 0.6*f[0] + 0.4*math.Max(0, f[4])/cmax
+		if r.Rows[i].WithCos {
+			cmax = math.Max(cmax, math.Max(0, f[4]))
+		}
+		bmax = math.Max(bmax, math.Expm1(f[1]))
+	}
+	mix := make([]float64, len(rows))
+	for i, f := range rows {
+		if bmax > 0 {
+			mix[i] = math.Expm1(f[1]) / bmax
+		}
+		if cmax > 0 {
+			mix[i] = 0.6*mix[i] + 0.4*math.Max(0, f[4])/cmax
 		}
 	}
 	best := map[int]float64{}

@@ -2,9 +2,9 @@ package ask
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
-	"slices"
 	"strings"
 	"unicode"
 
@@ -29,7 +29,14 @@ type OfflineSentences struct {
 	// Embedder gives the cosine; nil (or failing) uses the sentence model
 	// fitted without it.
 	Embedder embed.Embedder
-	Logger   *slog.Logger
+	// MinPassage skips the cosine for the sentences of passages the offline
+	// model scores under it: a sentence never scores above its passage, so
+	// under the medium mark none of them can be chosen, and embedding them
+	// would cost most of an extractive answer's time. They are scored by
+	// the sentence model without the cosine. 0 embeds every sentence; an
+	// Asker sets its medium mark when it is 0.
+	MinPassage float64
+	Logger     *slog.Logger
 }
 
 // Name is the model's version with the sentence model's.
@@ -37,12 +44,23 @@ func (o OfflineSentences) Name() string { return o.Model.Version + "+" + Default
 
 // ScoreSentences scores the sentences.
 func (o OfflineSentences) ScoreSentences(ctx context.Context, q string, sents []SentenceInput, cands []retrieve.Candidate) ([]float64, error) {
-	rows, withCos := o.Rows(ctx, q, sents)
-	m := DefaultSentenceModel.Lexical
-	if withCos {
-		m = DefaultSentenceModel.WithCosine
+	pp := o.PassageProbs(q, cands)
+	rows, withCos := o.Rows(ctx, q, sents, pp)
+	return CombineSentences(sents, pp, SentenceProbs(rows, withCos)), nil
+}
+
+// SentenceProbs are the sentence model's probabilities: the model with the
+// cosine for the rows that have it, the lexical one for the others.
+func SentenceProbs(rows [][]float64, withCos []bool) []float64 {
+	out := make([]float64, len(rows))
+	for i, f := range rows {
+		m := DefaultSentenceModel.Lexical
+		if withCos[i] {
+			m = DefaultSentenceModel.WithCosine
+		}
+		out[i] = m.Prob(f)
 	}
-	return CombineSentences(sents, o.PassageProbs(q, cands), m.Probs(rows)), nil
+	return out
 }
 
 // PassageProbs are the offline model's probabilities of the candidates.
@@ -55,30 +73,48 @@ func (o OfflineSentences) PassageProbs(q string, cands []retrieve.Candidate) []f
 }
 
 // Rows are the sentences' features against the question
-// (SentenceFeatures), with the local model's cosine when it gives vectors
-// (withCos).
-func (o OfflineSentences) Rows(ctx context.Context, q string, sents []SentenceInput) (rows [][]float64, withCos bool) {
+// (SentenceFeatures), with the local model's cosine for the sentences of
+// the passages pp scores at MinPassage or more when it gives vectors
+// (withCos says which).
+func (o OfflineSentences) Rows(ctx context.Context, q string, sents []SentenceInput, pp []float64) (rows [][]float64, withCos []bool) {
 	texts := make([]string, len(sents))
 	group := make([]int, len(sents))
+	withCos = make([]bool, len(sents))
+	var embedIdx []int
 	for i, s := range sents {
 		texts[i] = s.Text
 		group[i] = s.Passage
+		p := 0.0
+		if s.Passage >= 0 && s.Passage < len(pp) {
+			p = pp[s.Passage]
+		}
+		if o.Embedder != nil && p >= o.MinPassage {
+			embedIdx = append(embedIdx, i)
+		}
 	}
 	var cos []float64
-	if o.Embedder != nil && len(sents) > 0 {
-		vs, err := o.Embedder.Embed(ctx, append([]string{q}, texts...))
-		if err != nil || len(vs) != len(texts)+1 {
+	if len(embedIdx) > 0 {
+		in := []string{q}
+		for _, i := range embedIdx {
+			in = append(in, texts[i])
+		}
+		vs, err := o.Embedder.Embed(ctx, in)
+		if err != nil || len(vs) != len(in) {
 			if o.Logger != nil {
 				o.Logger.Warn("sentence_cosine_skipped", "err", errString(err))
 			}
 		} else {
 			cos = make([]float64, len(texts))
-			for i := range texts {
-				cos[i] = cosine(vs[0], vs[i+1])
+			for i := range cos {
+				cos[i] = math.NaN()
+			}
+			for k, i := range embedIdx {
+				cos[i] = cosine(vs[0], vs[k+1])
+				withCos[i] = true
 			}
 		}
 	}
-	return SentenceFeatures(q, texts, group, cos), cos != nil
+	return SentenceFeatures(q, texts, group, cos), withCos
 }
 
 // CombineSentences gives each sentence its passage's probability (pp, by
@@ -104,46 +140,48 @@ func CombineSentences(sents []SentenceInput, pp, probs []float64) []float64 {
 }
 
 // SentenceFeatureNames name the sentence model's features, in order:
-// the sentence's BM25 against the question over the candidate sentences
-// (relative to the best, and as a logarithm), the share of the question's
-// content terms it holds weighted by their rarity among the candidates, the
-// local model's cosine to the question (relative to the best, and as is),
-// its length (the logarithm of its content terms), and its place among the
-// sentences of its passage (first, and from 0 at the start to 1 at the
-// end).
+// the sentence's BM25 against the question with the idf counted over the
+// candidate sentences (relative to the best of its passage, and as a
+// logarithm), the share of the question's content terms it holds weighted
+// by their idf, the local model's cosine to the question (relative to the
+// best of its passage, and as is), its length (the logarithm of its
+// content terms), and its place among the sentences of its passage (first,
+// and from 0 at the start to 1 at the end).
 var SentenceFeatureNames = []string{"bm25_rel", "bm25_log", "coverage", "cos_rel", "cos", "len_log", "first", "position"}
 
 // SentenceFeatures computes each sentence's features against the question.
 // group gives each sentence's passage (the sentences of one passage in
 // document order); cos is each sentence's cosine to the question, nil when
-// there is no vector (the cosine features are then 0).
+// there is no vector and NaN for a sentence without one (its cosine
+// features are then 0).
 func SentenceFeatures(q string, sents []string, group []int, cos []float64) [][]float64 {
 	bm := SentenceBM25(q, sents)
-	rel := slices.Clone(bm)
-	relMax(rel)
-	cov := sentenceCoverage(q, sents)
-	var crel []float64
-	if cos != nil {
-		crel = make([]float64, len(cos))
-		for i, c := range cos {
-			crel[i] = math.Max(0, c)
-		}
-		relMax(crel)
-	}
+	hasCos := func(i int) bool { return cos != nil && !math.IsNaN(cos[i]) }
+	bestBM, bestCos := map[int]float64{}, map[int]float64{}
 	count := map[int]int{}
-	for _, g := range group {
+	for i, g := range group {
 		count[g]++
+		bestBM[g] = math.Max(bestBM[g], bm[i])
+		if hasCos(i) {
+			bestCos[g] = math.Max(bestCos[g], cos[i])
+		}
 	}
 	at := map[int]int{}
 	out := make([][]float64, len(sents))
 	for i, s := range sents {
 		f := make([]float64, len(SentenceFeatureNames))
-		f[0], f[1], f[2] = rel[i], math.Log1p(bm[i]), cov[i]
-		if cos != nil {
-			f[3], f[4] = crel[i], cos[i]
+		g := group[i]
+		if b := bestBM[g]; b > 0 {
+			f[0] = bm[i] / b
+		}
+		f[1] = math.Log1p(bm[i])
+		if hasCos(i) {
+			if b := bestCos[g]; b > 0 {
+				f[3] = math.Max(0, cos[i]) / b
+			}
+			f[4] = cos[i]
 		}
 		f[5] = math.Log1p(float64(len(sentenceTerms(s))))
-		g := group[i]
 		if at[g] == 0 {
 			f[6] = 1
 		}
@@ -152,6 +190,10 @@ func SentenceFeatures(q string, sents []string, group []int, cos []float64) [][]
 		}
 		at[g]++
 		out[i] = f
+	}
+	cov := sentenceCoverage(q, sents)
+	for i := range out {
+		out[i][2] = cov[i]
 	}
 	return out
 }
@@ -208,7 +250,7 @@ type SentenceModel struct {
 func (m SentenceModel) Prob(f []float64) float64 {
 	z := m.Bias
 	for i, x := range f {
-		if i >= len(m.Weights) {
+		if i >= len(m.Weights) || i >= len(m.Mean) || i >= len(m.Scale) {
 			break
 		}
 		s := m.Scale[i]
@@ -218,6 +260,15 @@ func (m SentenceModel) Prob(f []float64) float64 {
 		z += m.Weights[i] * (x - m.Mean[i]) / s
 	}
 	return 1 / (1 + math.Exp(-z))
+}
+
+// Check reports a model whose sizes do not match the features.
+func (m SentenceModel) Check() error {
+	n := len(SentenceFeatureNames)
+	if len(m.Mean) != n || len(m.Scale) != n || len(m.Weights) != n {
+		return fmt.Errorf("sentence model has %d/%d/%d coefficients for %d features", len(m.Mean), len(m.Scale), len(m.Weights), n)
+	}
+	return nil
 }
 
 // Probs is Prob for each row.
@@ -297,20 +348,6 @@ func sentenceTerms(s string) []string {
 		out = append(out, english.Stem(w, false))
 	}
 	return out
-}
-
-// relMax divides xs by their maximum (when positive).
-func relMax(xs []float64) {
-	m := 0.0
-	for _, x := range xs {
-		m = math.Max(m, x)
-	}
-	if m <= 0 {
-		return
-	}
-	for i := range xs {
-		xs[i] /= m
-	}
 }
 
 func cosine(a, b []float32) float64 {

@@ -506,16 +506,20 @@ func TestSentenceFeatures(t *testing.T) {
 	if len(fs) != 3 || len(fs[0]) != len(SentenceFeatureNames) {
 		t.Fatalf("features %v", fs)
 	}
-	// BM25 relative to the best, coverage, cosine relative to the best
-	// (a negative cosine counts as 0), first and position in the passage.
-	if fs[1][0] != 0 || fs[1][2] != 0 || max(fs[0][0], fs[2][0]) != 1 {
+	// BM25 relative to the best of its passage, coverage, cosine relative
+	// to the best of its passage (a negative cosine counts as 0).
+	if fs[0][0] != 1 || fs[1][0] != 0 || fs[1][2] != 0 || fs[2][0] != 1 {
 		t.Errorf("bm25_rel / coverage: %v", fs)
 	}
 	if fs[2][2] <= fs[0][2] {
 		t.Errorf("coverage: the sentence with every term %v, with two %v", fs[2][2], fs[0][2])
 	}
-	if fs[0][3] != 1 || fs[1][3] != 0 || fs[2][3] != 0.5 || fs[1][4] != -0.2 {
+	if fs[0][3] != 1 || fs[1][3] != 0 || fs[2][3] != 1 || fs[1][4] != -0.2 {
 		t.Errorf("cosine features %v", fs)
+	}
+	// A sentence without a vector (NaN) has no cosine features.
+	if nan := SentenceFeatures(q, sents, []int{0, 0, 1}, []float64{0.5, -0.2, math.NaN()}); nan[2][3] != 0 || nan[2][4] != 0 || nan[0][3] != 1 {
+		t.Errorf("a sentence without a vector: %v", nan)
 	}
 	if fs[0][6] != 1 || fs[1][6] != 0 || fs[2][6] != 1 || fs[0][7] != 0 || fs[1][7] != 1 || fs[2][7] != 0 {
 		t.Errorf("place features %v", fs)
@@ -529,6 +533,20 @@ func TestSentenceFeatures(t *testing.T) {
 		if p := m.Probs(fs); !(p[0] > p[1] && p[2] > p[1]) || p[0] <= 0 || p[0] >= 1 {
 			t.Errorf("%s: probabilities %v", name, p)
 		}
+	}
+}
+
+func TestDefaultSentenceModel(t *testing.T) {
+	for name, m := range map[string]SentenceModel{"with cosine": DefaultSentenceModel.WithCosine, "lexical": DefaultSentenceModel.Lexical} {
+		if err := m.Check(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if DefaultSentenceModel.Lexical.Weights[3] != 0 || DefaultSentenceModel.Lexical.Weights[4] != 0 {
+		t.Errorf("the lexical model weighs the cosine: %v", DefaultSentenceModel.Lexical.Weights)
+	}
+	if !strings.Contains(OfflineSentences{Model: lrank.Default}.Name(), DefaultSentenceModel.Version) {
+		t.Errorf("the scorer's name does not say the sentence model's version")
 	}
 }
 

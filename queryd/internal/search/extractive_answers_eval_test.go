@@ -71,6 +71,7 @@ type sentRow struct {
 	P       float64   `json:"p"` // its passage's probability
 	Passage int       `json:"passage"`
 	Gold    bool      `json:"gold"`
+	WithCos bool      `json:"with_cos"`
 	File    string    `json:"file"`
 	Text    string    `json:"text"`
 }
@@ -82,7 +83,6 @@ type sentRecord struct {
 	Split    string    `json:"split"`
 	Question string    `json:"question"`
 	Exact    bool      `json:"exact"` // a named clause came back
-	WithCos  bool      `json:"with_cos"`
 	Rows     []sentRow `json:"rows"`
 }
 
@@ -98,18 +98,24 @@ type recordingSentences struct {
 func (r *recordingSentences) Name() string { return r.inner.Name() }
 
 func (r *recordingSentences) ScoreSentences(ctx context.Context, q string, sents []ask.SentenceInput, cands []retrieve.Candidate) ([]float64, error) {
-	rows, withCos := r.inner.Rows(ctx, q, sents)
-	pp := r.inner.PassageProbs(q, cands)
-	m := ask.DefaultSentenceModel.Lexical
-	if withCos {
-		m = ask.DefaultSentenceModel.WithCosine
+	// The cosine for every passage the mark grid could choose from, so
+	// its lowest medium mark (0.35) sees what production would; above the
+	// production mark the features are the same either way (they are
+	// relative within a passage).
+	inner := r.inner
+	inner.MinPassage = 0.3
+	pp := inner.PassageProbs(q, cands)
+	rows, withCos := inner.Rows(ctx, q, sents, pp)
+	prod := make([]bool, len(sents))
+	for i, s := range sents {
+		prod[i] = withCos[i] && s.Passage >= 0 && pp[s.Passage] >= ask.RerankMedium
 	}
-	out := ask.CombineSentences(sents, pp, m.Probs(rows))
+	out := ask.CombineSentences(sents, pp, ask.SentenceProbs(rows, prod))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rec := &sentRecord{ID: r.q.ID, Kind: r.q.Kind, Split: r.q.Split, Question: q, WithCos: withCos}
+	rec := &sentRecord{ID: r.q.ID, Kind: r.q.Kind, Split: r.q.Split, Question: q}
 	for i, s := range sents {
-		row := sentRow{F: rows[i], Passage: s.Passage, Text: s.Text}
+		row := sentRow{F: rows[i], Passage: s.Passage, Text: s.Text, WithCos: withCos[i]}
 		if s.Passage >= 0 && s.Passage < len(cands) {
 			c := cands[s.Passage]
 			row.P, row.File = pp[s.Passage], c.File
@@ -462,11 +468,11 @@ func recInputs(r *sentRecord) ([]ask.SentenceInput, []float64, [][]float64) {
 // shippedScores are the shipped scorer's scores of a record's sentences.
 func shippedScores(r *sentRecord) []float64 {
 	ins, pps, rows := recInputs(r)
-	m := ask.DefaultSentenceModel.Lexical
-	if r.WithCos {
-		m = ask.DefaultSentenceModel.WithCosine
+	withCos := make([]bool, len(rows))
+	for i, row := range r.Rows {
+		withCos[i] = row.WithCos
 	}
-	return ask.CombineSentences(ins, pps, m.Probs(rows))
+	return ask.CombineSentences(ins, pps, ask.SentenceProbs(rows, withCos))
 }
 
 // bm25Scores rank each passage's sentences by their BM25 alone.
@@ -485,14 +491,22 @@ func bm25Scores(r *sentRecord) []float64 {
 func handScores(r *sentRecord) []float64 {
 	_, pps, rows := recInputs(r)
 	cmax := 0.0
+	for i, f := range rows {
+		if r.Rows[i].WithCos {
+			cmax = math.Max(cmax, math.Max(0, f[4]))
+		}
+	}
+	bmax := 0.0
 	for _, f := range rows {
-		cmax = math.Max(cmax, math.Max(0, f[4]))
+		bmax = math.Max(bmax, math.Expm1(f[1]))
 	}
 	mix := make([]float64, len(rows))
 	for i, f := range rows {
-		mix[i] = f[0]
-		if r.WithCos && cmax > 0 {
-			mix[i] = 0.6*f[0] + 0.4*math.Max(0, f[4])/cmax
+		if bmax > 0 {
+			mix[i] = math.Expm1(f[1]) / bmax
+		}
+		if cmax > 0 {
+			mix[i] = 0.6*mix[i] + 0.4*math.Max(0, f[4])/cmax
 		}
 	}
 	best := map[int]float64{}
