@@ -608,3 +608,52 @@ func TestSentenceBM25(t *testing.T) {
 		t.Errorf("scores %v", s)
 	}
 }
+
+// countEmbedder counts the texts it embeds.
+type countEmbedder struct {
+	bow
+	n *int
+}
+
+func (c countEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	*c.n += len(texts)
+	return c.bow.Embed(ctx, texts)
+}
+
+func TestOfflineSentencesMinPassage(t *testing.T) {
+	q := "How long is the written notice period?"
+	cands := []retrieve.Candidate{
+		{Text: "Either party may end this agreement with ninety days' written notice. The notice period is ninety days.", Similarity: 0.8, FusedRank: 1,
+			Lexical: &retrieve.ChannelHit{Rank: 1, Score: 9}, Vector: &retrieve.ChannelHit{Rank: 1}},
+		{Text: "Payments are due within thirty days.", Similarity: 0.1, FusedRank: 2},
+	}
+	sents := []SentenceInput{
+		{Text: "Either party may end this agreement with ninety days' written notice.", Passage: 0},
+		{Text: "The notice period is ninety days.", Passage: 0},
+		{Text: "Payments are due within thirty days.", Passage: 1},
+	}
+	pp := OfflineSentences{Model: lrank.Default}.PassageProbs(q, cands)
+	if !(pp[0] > pp[1]) {
+		t.Fatalf("passage probabilities %v", pp)
+	}
+	mid := (pp[0] + pp[1]) / 2
+	for _, c := range []struct {
+		min  float64
+		want int // texts embedded: the question and the sentences
+	}{{0, 4}, {mid, 3}, {1.01, 0}} {
+		n := 0
+		o := OfflineSentences{Model: lrank.Default, Embedder: countEmbedder{bow{}, &n}, MinPassage: c.min}
+		got, err := o.ScoreSentences(context.Background(), q, sents, cands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != c.want {
+			t.Errorf("MinPassage %.2f: %d texts embedded, want %d", c.min, n, c.want)
+		}
+		// Every sentence is scored, none above its passage, and the best
+		// of each passage keeps its passage's probability.
+		if len(got) != 3 || got[0] > pp[0]+1e-9 || got[1] > pp[0]+1e-9 || math.Abs(max(got[0], got[1])-pp[0]) > 1e-9 || math.Abs(got[2]-pp[1]) > 1e-9 {
+			t.Errorf("MinPassage %.2f: scores %v for passages %v", c.min, got, pp)
+		}
+	}
+}
