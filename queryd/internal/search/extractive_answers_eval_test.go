@@ -45,14 +45,14 @@ type extractiveFigure struct {
 // Measured on the test split on 2 December 2026 (docs/ask.md, "Extractive
 // answers").
 var extractiveFigures = map[string]extractiveFigure{
-	answers.KindExact:        {16, 0.75},
+	answers.KindExact:        {16, 0.69},
 	answers.KindLexical:      {21, 0.86},
 	answers.KindParaphrase:   {13, 0},
 	answers.KindCode:         {13, 0.08},
 	answers.KindContract:     {42, 0.05},
 	answers.KindTable:        {8, 0.25},
 	answers.KindUnanswerable: {25, 0.92},
-	"all answerable":         {113, 0.31},
+	"all answerable":         {113, 0.30},
 }
 
 // Measured on the test split with the figures above: the share of
@@ -60,8 +60,8 @@ var extractiveFigures = map[string]extractiveFigure{
 // question over it), and the share of the chosen sentences that hold gold
 // in the answers without a named clause (the floor is 0.03 under it).
 const (
-	extractiveFalseFound   = 0.08
-	extractiveChosenGold   = 0.591
+	extractiveFalseFound   = 0.09
+	extractiveChosenGold   = 0.568
 	extractiveChosenMargin = 0.03
 )
 
