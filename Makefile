@@ -7,7 +7,7 @@ LAYER ?= $(notdir $(patsubst %/,%,$(DOCS)))
 QUERY ?= How many unused leave days can be carried over?
 GO ?= go
 
-.PHONY: help setup build run test bench eval eval-answers train-reranker lint fuzz db-start db-stop clean
+.PHONY: help setup build run test bench eval eval-answers train-reranker train-sentences lint fuzz db-start db-stop clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -36,9 +36,10 @@ bench: ## run the benchmarks (medians over repeated runs)
 eval: ## SciFact nDCG@10 and Recall@100 for lexical, vector, hybrid and strata_ask, and strata_ask on the answer set; fails under the floors (slow: 22 min measured on 2 busy cores, most of it embedding)
 	@STRATA_EVAL=1 bash scripts/test.sh -run 'TestEvalSciFact|TestEvalAskSciFact|TestEvalAskAnswers' -v -timeout 90m ./queryd/internal/search/
 
-eval-answers: ## answer quality on our question set (eval/answers): hit@1, hit@5, MRR per kind, confidence, cost (SPLIT=test|train|both); strata_ask's statuses
+eval-answers: ## answer quality on our question set (eval/answers): hit@1, hit@5, MRR per kind, confidence, cost (SPLIT=test|train|both); strata_ask's statuses; extractive sentences (also on SciFact's evidence sentences)
 	@STRATA_EVAL=1 STRATA_EVAL_SPLIT=$${SPLIT:-test} STRATA_EVAL_ANSWERS_DATABASE_URL=$${STRATA_EVAL_ANSWERS_DATABASE_URL:-$${STRATA_EVAL_DATABASE_URL:-}} \
-		bash scripts/test.sh -run 'TestEvalAnswers|TestEvalAskAnswers' -v -timeout 90m ./queryd/internal/search/
+		bash scripts/test.sh -run 'TestEvalAnswers|TestEvalAskAnswers|TestEvalExtractiveAnswers|TestEvalSentencesSciFact' -v -timeout 90m \
+		./queryd/internal/search/ ./queryd/internal/ask/
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
@@ -46,6 +47,16 @@ train-reranker: ## fit the offline reranker on SciFact train (grouped CV), repor
 	STRATA_EVAL=1 STRATA_TRAIN_RERANKER=1 STRATA_WRITE_WEIGHTS=$(CURDIR)/queryd/internal/lrank/weights.go \
 		$(GO) test -run TestTrainReranker -timeout 3h -v ./queryd/internal/search/
 	gofmt -w queryd/internal/lrank/weights.go
+
+train-sentences: ## fit the extractive sentence model on SciFact's evidence sentences, compare on the answer set's train split, rewrite queryd/internal/ask/sentence_weights.go
+	@mkdir -p var
+	STRATA_EVAL=1 STRATA_SENTENCE_ROWS=$(CURDIR)/var/sentence-rows.jsonl \
+		STRATA_EVAL_ANSWERS_DATABASE_URL=$${STRATA_EVAL_ANSWERS_DATABASE_URL:-$${STRATA_EVAL_DATABASE_URL:-}} \
+		bash scripts/test.sh -run TestEvalExtractiveAnswers -v -timeout 90m ./queryd/internal/search/
+	STRATA_EVAL=1 STRATA_TRAIN_SENTENCES=1 STRATA_ANSWER_ROWS=$(CURDIR)/var/sentence-rows.jsonl \
+		STRATA_WRITE_WEIGHTS=$(CURDIR)/queryd/internal/ask/sentence_weights.go \
+		$(GO) test -run TestTrainSentences -timeout 1h -v ./queryd/internal/ask/
+	gofmt -w queryd/internal/ask/sentence_weights.go
 
 lint: ## gofmt, go vet and staticcheck
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

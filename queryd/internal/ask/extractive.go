@@ -24,6 +24,11 @@ import (
 // besides those of a clause the question names.
 const MaxAnswerSentences = 5
 
+// SentenceMark is the score a scored sentence needs to come back after the
+// first (which needs the medium mark, as the status does): measured on the
+// answer set's train split (docs/ask.md, "Extractive answers").
+const SentenceMark = 0.5
+
 // MaxSentenceChars is the longest sentence, in characters, an extractive
 // answer quotes: a longer span (an unmarked block, a list run together) is
 // never cut and never returned.
@@ -227,7 +232,12 @@ func (a *Asker) extract(ctx context.Context, question string, passages []Passage
 		}
 	}
 	if len(inputs) > 0 {
-		scores, err := a.opt.Sentences.ScoreSentences(ctx, question, inputs, cands)
+		scorer := a.opt.Sentences
+		if o, ok := scorer.(OfflineSentences); ok && o.MinPassage == 0 {
+			o.MinPassage = a.opt.RerankMedium
+			scorer = o
+		}
+		scores, err := scorer.ScoreSentences(ctx, question, inputs, cands)
 		if err == nil && len(scores) != len(inputs) {
 			err = fmt.Errorf("it returned %d scores for %d sentences", len(scores), len(inputs))
 		}
@@ -295,9 +305,14 @@ func (a *Asker) extract(ctx context.Context, question string, passages []Passage
 	for _, i := range order {
 		best = max(best, sents[i].score)
 	}
+	chosen := 0
 	for _, i := range order {
 		s := sents[i]
-		if s.score < a.opt.RerankMedium || len(ex.answer) >= MaxAnswerSentences {
+		mark := a.opt.RerankMedium
+		if chosen > 0 {
+			mark = max(mark, SentenceMark)
+		}
+		if s.score < mark || len(ex.answer) >= MaxAnswerSentences {
 			break
 		}
 		c := cost(s)
@@ -306,6 +321,7 @@ func (a *Asker) extract(ctx context.Context, question string, passages []Passage
 		}
 		ex.answer = append(ex.answer, s)
 		used += c
+		chosen++
 	}
 
 	switch {
@@ -468,4 +484,19 @@ func (a *Asker) finishExtractive(ctx context.Context, req Request, resp *Respons
 	}
 	resp.ReceiptID = id
 	return nil
+}
+
+// MarshalJSON writes the response, leaving the passages out of a concise
+// extractive answer: the short answer is either the passages or, in
+// extractive mode, the documents' own sentences (each naming its passage,
+// which a detailed response and the receipt hold).
+func (r Response) MarshalJSON() ([]byte, error) {
+	type plain Response
+	if r.Mode == ModeExtractive && r.AnswerStatus == "" {
+		return json.Marshal(struct {
+			plain
+			Passages []Passage `json:"passages,omitempty"`
+		}{plain: plain(r)})
+	}
+	return json.Marshal(plain(r))
 }

@@ -2,6 +2,7 @@ package ask
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 	"strings"
@@ -14,70 +15,116 @@ import (
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 )
 
-// The offline sentence scorer's mix of a sentence's words and meaning: its
-// BM25 over the candidate sentences (relative to the best) and its cosine
-// to the question (relative to the best), when the model gives vectors.
-const (
-	sentenceBM25Weight   = 0.6
-	sentenceCosineWeight = 0.4
-	// sentenceFloor is the share of its passage's probability the weakest
-	// sentence of a passage keeps; the passage's best sentence keeps all.
-	sentenceFloor = 0.5
-)
-
 // OfflineSentences scores sentences for the offline reranker, which reads
-// channel features a sentence does not have: a sentence's probability is
-// its passage's calibrated probability (the offline model scores the
-// passages, also with reranking off), scaled from sentenceFloor for the
-// passage's weakest sentence to 1 for its best, ranked by a mix of BM25
-// over the candidate sentences (idf counted over the sentences) and the
-// local embedding model's cosine. So the best sentence of a found passage
-// is found, and the status marks are the reranker's.
+// channel features a sentence does not have. The offline model scores the
+// passages (also with reranking off); a sentence's score is its passage's
+// calibrated probability times the sentence's odds of holding the answer
+// relative to the best sentence of the same passage, by the sentence model
+// (SentenceModel: a logistic regression over the sentence's words and
+// meaning against the question, fitted on SciFact's evidence sentences by
+// `make train-sentences`). So the best sentence of each passage keeps its
+// passage's probability, and the status marks are the reranker's.
 type OfflineSentences struct {
 	Model lrank.Model
-	// Embedder gives the cosine; nil (or failing) leaves BM25 alone.
+	// Embedder gives the cosine; nil (or failing) uses the sentence model
+	// fitted without it.
 	Embedder embed.Embedder
-	Logger   *slog.Logger
+	// MinPassage skips the cosine for the sentences of passages the offline
+	// model scores under it: a sentence never scores above its passage, so
+	// under the medium mark none of them can be chosen, and embedding them
+	// would cost most of an extractive answer's time. They are scored by
+	// the sentence model without the cosine. 0 embeds every sentence; an
+	// Asker sets its medium mark when it is 0.
+	MinPassage float64
+	Logger     *slog.Logger
 }
 
-// Name is the model's version.
-func (o OfflineSentences) Name() string { return o.Model.Version }
+// Name is the model's version with the sentence model's.
+func (o OfflineSentences) Name() string { return o.Model.Version + "+" + DefaultSentenceModel.Version }
 
 // ScoreSentences scores the sentences.
 func (o OfflineSentences) ScoreSentences(ctx context.Context, q string, sents []SentenceInput, cands []retrieve.Candidate) ([]float64, error) {
+	pp := o.PassageProbs(q, cands)
+	rows, withCos := o.Rows(ctx, q, sents, pp)
+	return CombineSentences(sents, pp, SentenceProbs(rows, withCos)), nil
+}
+
+// SentenceProbs are the sentence model's probabilities: the model with the
+// cosine for the rows that have it, the lexical one for the others.
+func SentenceProbs(rows [][]float64, withCos []bool) []float64 {
+	out := make([]float64, len(rows))
+	for i, f := range rows {
+		m := DefaultSentenceModel.Lexical
+		if withCos[i] {
+			m = DefaultSentenceModel.WithCosine
+		}
+		out[i] = m.Prob(f)
+	}
+	return out
+}
+
+// PassageProbs are the offline model's probabilities of the candidates.
+func (o OfflineSentences) PassageProbs(q string, cands []retrieve.Candidate) []float64 {
 	lc := make([]lrank.Candidate, len(cands))
 	for i, c := range cands {
 		lc[i] = lrank.FromRetrieve(c)
 	}
-	pp := o.Model.Score(q, lc)
+	return o.Model.Score(q, lc)
+}
+
+// Rows are the sentences' features against the question
+// (SentenceFeatures), with the local model's cosine for the sentences of
+// the passages pp scores at MinPassage or more when it gives vectors
+// (withCos says which).
+func (o OfflineSentences) Rows(ctx context.Context, q string, sents []SentenceInput, pp []float64) (rows [][]float64, withCos []bool) {
 	texts := make([]string, len(sents))
+	group := make([]int, len(sents))
+	withCos = make([]bool, len(sents))
+	var embedIdx []int
 	for i, s := range sents {
 		texts[i] = s.Text
+		group[i] = s.Passage
+		p := 0.0
+		if s.Passage >= 0 && s.Passage < len(pp) {
+			p = pp[s.Passage]
+		}
+		if o.Embedder != nil && p >= o.MinPassage {
+			embedIdx = append(embedIdx, i)
+		}
 	}
-	mix := SentenceBM25(q, texts)
-	relMax(mix)
-	if o.Embedder != nil && len(sents) > 0 {
-		vs, err := o.Embedder.Embed(ctx, append([]string{q}, texts...))
-		if err != nil || len(vs) != len(texts)+1 {
+	var cos []float64
+	if len(embedIdx) > 0 {
+		in := []string{q}
+		for _, i := range embedIdx {
+			in = append(in, texts[i])
+		}
+		vs, err := o.Embedder.Embed(ctx, in)
+		if err != nil || len(vs) != len(in) {
 			if o.Logger != nil {
 				o.Logger.Warn("sentence_cosine_skipped", "err", errString(err))
 			}
 		} else {
-			cos := make([]float64, len(texts))
-			for i := range texts {
-				cos[i] = math.Max(0, cosine(vs[0], vs[i+1]))
+			cos = make([]float64, len(texts))
+			for i := range cos {
+				cos[i] = math.NaN()
 			}
-			relMax(cos)
-			for i := range mix {
-				mix[i] = sentenceBM25Weight*mix[i] + sentenceCosineWeight*cos[i]
+			for k, i := range embedIdx {
+				cos[i] = cosine(vs[0], vs[k+1])
+				withCos[i] = true
 			}
 		}
 	}
-	// Within each passage, the best sentence keeps the passage's
-	// probability.
+	return SentenceFeatures(q, texts, group, cos), withCos
+}
+
+// CombineSentences gives each sentence its passage's probability (pp, by
+// the sentence's Passage) times its sentence probability over the best of
+// the same passage's, so the best sentence of each passage keeps its
+// passage's probability.
+func CombineSentences(sents []SentenceInput, pp, probs []float64) []float64 {
 	bestIn := map[int]float64{}
 	for i, s := range sents {
-		bestIn[s.Passage] = math.Max(bestIn[s.Passage], mix[i])
+		bestIn[s.Passage] = math.Max(bestIn[s.Passage], probs[i])
 	}
 	out := make([]float64, len(sents))
 	for i, s := range sents {
@@ -85,13 +132,160 @@ func (o OfflineSentences) ScoreSentences(ctx context.Context, q string, sents []
 		if s.Passage >= 0 && s.Passage < len(pp) {
 			p = pp[s.Passage]
 		}
-		share := sentenceFloor
 		if b := bestIn[s.Passage]; b > 0 {
-			share += (1 - sentenceFloor) * mix[i] / b
+			out[i] = p * probs[i] / b
 		}
-		out[i] = p * share
 	}
-	return out, nil
+	return out
+}
+
+// SentenceFeatureNames name the sentence model's features, in order:
+// the sentence's BM25 against the question with the idf counted over the
+// candidate sentences (relative to the best of its passage, and as a
+// logarithm), the share of the question's content terms it holds weighted
+// by their idf, the local model's cosine to the question (relative to the
+// best of its passage, and as is), its length (the logarithm of its
+// content terms), and its place among the sentences of its passage (first,
+// and from 0 at the start to 1 at the end).
+var SentenceFeatureNames = []string{"bm25_rel", "bm25_log", "coverage", "cos_rel", "cos", "len_log", "first", "position"}
+
+// SentenceFeatures computes each sentence's features against the question.
+// group gives each sentence's passage (the sentences of one passage in
+// document order); cos is each sentence's cosine to the question, nil when
+// there is no vector and NaN for a sentence without one (its cosine
+// features are then 0).
+func SentenceFeatures(q string, sents []string, group []int, cos []float64) [][]float64 {
+	bm := SentenceBM25(q, sents)
+	hasCos := func(i int) bool { return cos != nil && !math.IsNaN(cos[i]) }
+	bestBM, bestCos := map[int]float64{}, map[int]float64{}
+	count := map[int]int{}
+	for i, g := range group {
+		count[g]++
+		bestBM[g] = math.Max(bestBM[g], bm[i])
+		if hasCos(i) {
+			bestCos[g] = math.Max(bestCos[g], cos[i])
+		}
+	}
+	at := map[int]int{}
+	out := make([][]float64, len(sents))
+	for i, s := range sents {
+		f := make([]float64, len(SentenceFeatureNames))
+		g := group[i]
+		if b := bestBM[g]; b > 0 {
+			f[0] = bm[i] / b
+		}
+		f[1] = math.Log1p(bm[i])
+		if hasCos(i) {
+			if b := bestCos[g]; b > 0 {
+				f[3] = math.Max(0, cos[i]) / b
+			}
+			f[4] = cos[i]
+		}
+		f[5] = math.Log1p(float64(len(sentenceTerms(s))))
+		if at[g] == 0 {
+			f[6] = 1
+		}
+		if n := count[g]; n > 1 {
+			f[7] = float64(at[g]) / float64(n-1)
+		}
+		at[g]++
+		out[i] = f
+	}
+	cov := sentenceCoverage(q, sents)
+	for i := range out {
+		out[i][2] = cov[i]
+	}
+	return out
+}
+
+// sentenceCoverage is, for each sentence, the share of the question's
+// distinct content terms it holds, each weighted by its idf over the
+// sentences.
+func sentenceCoverage(q string, sents []string) []float64 {
+	uq := map[string]bool{}
+	for _, t := range sentenceTerms(q) {
+		uq[t] = true
+	}
+	has := make([]map[string]bool, len(sents))
+	df := map[string]int{}
+	for i, s := range sents {
+		has[i] = map[string]bool{}
+		for _, t := range sentenceTerms(s) {
+			if uq[t] && !has[i][t] {
+				has[i][t] = true
+				df[t]++
+			}
+		}
+	}
+	n := float64(len(sents))
+	idf := func(t string) float64 {
+		return math.Log(1 + (n-float64(df[t])+0.5)/(float64(df[t])+0.5))
+	}
+	total := 0.0
+	for t := range uq {
+		total += idf(t)
+	}
+	out := make([]float64, len(sents))
+	if total == 0 {
+		return out
+	}
+	for i := range sents {
+		for t := range has[i] {
+			out[i] += idf(t)
+		}
+		out[i] /= total
+	}
+	return out
+}
+
+// SentenceModel is a logistic regression over standardised sentence
+// features (SentenceFeatureNames): the probability that a sentence of a
+// relevant passage holds the answer.
+type SentenceModel struct {
+	Mean, Scale, Weights []float64
+	Bias                 float64
+}
+
+// Prob is the model's probability for one feature row.
+func (m SentenceModel) Prob(f []float64) float64 {
+	z := m.Bias
+	for i, x := range f {
+		if i >= len(m.Weights) || i >= len(m.Mean) || i >= len(m.Scale) {
+			break
+		}
+		s := m.Scale[i]
+		if s == 0 {
+			s = 1
+		}
+		z += m.Weights[i] * (x - m.Mean[i]) / s
+	}
+	return 1 / (1 + math.Exp(-z))
+}
+
+// Check reports a model whose sizes do not match the features.
+func (m SentenceModel) Check() error {
+	n := len(SentenceFeatureNames)
+	if len(m.Mean) != n || len(m.Scale) != n || len(m.Weights) != n {
+		return fmt.Errorf("sentence model has %d/%d/%d coefficients for %d features", len(m.Mean), len(m.Scale), len(m.Weights), n)
+	}
+	return nil
+}
+
+// Probs is Prob for each row.
+func (m SentenceModel) Probs(fs [][]float64) []float64 {
+	out := make([]float64, len(fs))
+	for i, f := range fs {
+		out[i] = m.Prob(f)
+	}
+	return out
+}
+
+// SentenceModels are the two fitted sentence models: with the cosine, and
+// for when the local model gives no vectors, without it.
+type SentenceModels struct {
+	Version    string
+	WithCosine SentenceModel
+	Lexical    SentenceModel
 }
 
 // SentenceBM25 scores each sentence against the question by BM25 with the
@@ -154,20 +348,6 @@ func sentenceTerms(s string) []string {
 		out = append(out, english.Stem(w, false))
 	}
 	return out
-}
-
-// relMax divides xs by their maximum (when positive).
-func relMax(xs []float64) {
-	m := 0.0
-	for _, x := range xs {
-		m = math.Max(m, x)
-	}
-	if m <= 0 {
-		return
-	}
-	for i := range xs {
-		xs[i] /= m
-	}
 }
 
 func cosine(a, b []float32) float64 {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -428,6 +429,29 @@ func TestExtractive(t *testing.T) {
 		if concise.Answer[0].Score != nil {
 			t.Errorf("concise answer with a score")
 		}
+		// The concise answer is the sentences, not the passages; the
+		// detailed one holds both.
+		for _, c := range []struct {
+			r        *Response
+			passages bool
+		}{{concise, false}, {r, true}} {
+			b, err := json.Marshal(c.r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			_, has := m["passages"]
+			if has != c.passages || m["answer"] == nil || m["mode"] == nil || m["status"] == nil {
+				t.Errorf("%s response: passages %v, want %v: %s", c.r.Status, has, c.passages, b)
+			}
+		}
+		grounded, err := json.Marshal(&Response{Status: "not_found", Mode: ModeGrounded, Passages: []Passage{}})
+		if err != nil || !strings.Contains(string(grounded), `"passages":[]`) {
+			t.Errorf("grounded response %s (%v)", grounded, err)
+		}
 	})
 
 	t.Run("ModeAskedOnAGroundedResult", func(t *testing.T) {
@@ -471,6 +495,109 @@ func TestExtractive(t *testing.T) {
 	})
 }
 
+func TestSentenceFeatures(t *testing.T) {
+	q := "written notice period"
+	sents := []string{
+		"Either party may end this agreement with ninety days' written notice.",
+		"Payments are due within thirty days.",
+		"The written notice period is ninety days.",
+	}
+	fs := SentenceFeatures(q, sents, []int{0, 0, 1}, []float64{0.5, -0.2, 0.25})
+	if len(fs) != 3 || len(fs[0]) != len(SentenceFeatureNames) {
+		t.Fatalf("features %v", fs)
+	}
+	// BM25 relative to the best of its passage, coverage, cosine relative
+	// to the best of its passage (a negative cosine counts as 0).
+	if fs[0][0] != 1 || fs[1][0] != 0 || fs[1][2] != 0 || fs[2][0] != 1 {
+		t.Errorf("bm25_rel / coverage: %v", fs)
+	}
+	if fs[2][2] <= fs[0][2] {
+		t.Errorf("coverage: the sentence with every term %v, with two %v", fs[2][2], fs[0][2])
+	}
+	if fs[0][3] != 1 || fs[1][3] != 0 || fs[2][3] != 1 || fs[1][4] != -0.2 {
+		t.Errorf("cosine features %v", fs)
+	}
+	// A sentence without a vector (NaN) has no cosine features.
+	if nan := SentenceFeatures(q, sents, []int{0, 0, 1}, []float64{0.5, -0.2, math.NaN()}); nan[2][3] != 0 || nan[2][4] != 0 || nan[0][3] != 1 {
+		t.Errorf("a sentence without a vector: %v", nan)
+	}
+	if fs[0][6] != 1 || fs[1][6] != 0 || fs[2][6] != 1 || fs[0][7] != 0 || fs[1][7] != 1 || fs[2][7] != 0 {
+		t.Errorf("place features %v", fs)
+	}
+	if nc := SentenceFeatures(q, sents, []int{0, 0, 1}, nil); nc[0][3] != 0 || nc[0][4] != 0 {
+		t.Errorf("without vectors the cosine features are %v", nc[0])
+	}
+	// The shipped models: the sentence that holds the question's words
+	// scores higher than one that holds none.
+	for name, m := range map[string]SentenceModel{"with cosine": DefaultSentenceModel.WithCosine, "lexical": DefaultSentenceModel.Lexical} {
+		if p := m.Probs(fs); !(p[0] > p[1] && p[2] > p[1]) || p[0] <= 0 || p[0] >= 1 {
+			t.Errorf("%s: probabilities %v", name, p)
+		}
+	}
+}
+
+func TestDefaultSentenceModel(t *testing.T) {
+	for name, m := range map[string]SentenceModel{"with cosine": DefaultSentenceModel.WithCosine, "lexical": DefaultSentenceModel.Lexical} {
+		if err := m.Check(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if DefaultSentenceModel.Lexical.Weights[3] != 0 || DefaultSentenceModel.Lexical.Weights[4] != 0 {
+		t.Errorf("the lexical model weighs the cosine: %v", DefaultSentenceModel.Lexical.Weights)
+	}
+	if !strings.Contains(OfflineSentences{Model: lrank.Default}.Name(), DefaultSentenceModel.Version) {
+		t.Errorf("the scorer's name does not say the sentence model's version")
+	}
+}
+
+func TestCombineSentences(t *testing.T) {
+	in := []SentenceInput{{Passage: 0}, {Passage: 0}, {Passage: 1}, {Passage: -1}}
+	got := CombineSentences(in, []float64{0.9, 0.6}, []float64{0.2, 0.1, 0.05, 0.5})
+	// The best sentence of each passage keeps its passage's probability,
+	// the others their odds relative to it; no passage, no score.
+	want := []float64{0.9, 0.45, 0.6, 0}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-9 {
+			t.Errorf("scores %v, want %v", got, want)
+			break
+		}
+	}
+}
+
+// fixedScorer gives the sentences fixed scores, best first in order.
+type fixedScorer []float64
+
+func (fixedScorer) Name() string { return "fixed" }
+func (f fixedScorer) ScoreSentences(_ context.Context, _ string, s []SentenceInput, _ []retrieve.Candidate) ([]float64, error) {
+	out := make([]float64, len(s))
+	for i := range out {
+		if i < len(f) {
+			out[i] = f[i]
+		}
+	}
+	return out, nil
+}
+
+func TestSentenceMark(t *testing.T) {
+	f := newExFixture(t)
+	q := Request{Question: "How can either party end this agreement with written notice?", Layers: []string{"clauses"}}
+	// The first sentence needs the medium mark, the others SentenceMark.
+	for _, c := range []struct {
+		scores []float64
+		n      int
+		status Status
+	}{
+		{[]float64{0.9, SentenceMark, SentenceMark - 0.01}, 2, Found},
+		{[]float64{RerankMedium, RerankMedium}, 1, PartlyFound},
+		{[]float64{RerankMedium - 0.01, RerankMedium - 0.01}, 0, NotFound},
+	} {
+		r := exAsk(t, f.asker(func(o *Options) { o.Sentences = fixedScorer(c.scores) }), q)
+		if len(r.Answer) != c.n || r.Status != string(c.status) {
+			t.Errorf("scores %v: %d sentences, status %s; want %d, %s", c.scores, len(r.Answer), r.Status, c.n, c.status)
+		}
+	}
+}
+
 func TestSentenceBM25(t *testing.T) {
 	s := SentenceBM25("written notice period", []string{
 		"Either party may end this agreement with ninety days' written notice.",
@@ -479,5 +606,54 @@ func TestSentenceBM25(t *testing.T) {
 	})
 	if !(s[0] > s[2] && s[2] > s[1] && s[1] == 0) {
 		t.Errorf("scores %v", s)
+	}
+}
+
+// countEmbedder counts the texts it embeds.
+type countEmbedder struct {
+	bow
+	n *int
+}
+
+func (c countEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	*c.n += len(texts)
+	return c.bow.Embed(ctx, texts)
+}
+
+func TestOfflineSentencesMinPassage(t *testing.T) {
+	q := "How long is the written notice period?"
+	cands := []retrieve.Candidate{
+		{Text: "Either party may end this agreement with ninety days' written notice. The notice period is ninety days.", Similarity: 0.8, FusedRank: 1,
+			Lexical: &retrieve.ChannelHit{Rank: 1, Score: 9}, Vector: &retrieve.ChannelHit{Rank: 1}},
+		{Text: "Payments are due within thirty days.", Similarity: 0.1, FusedRank: 2},
+	}
+	sents := []SentenceInput{
+		{Text: "Either party may end this agreement with ninety days' written notice.", Passage: 0},
+		{Text: "The notice period is ninety days.", Passage: 0},
+		{Text: "Payments are due within thirty days.", Passage: 1},
+	}
+	pp := OfflineSentences{Model: lrank.Default}.PassageProbs(q, cands)
+	if !(pp[0] > pp[1]) {
+		t.Fatalf("passage probabilities %v", pp)
+	}
+	mid := (pp[0] + pp[1]) / 2
+	for _, c := range []struct {
+		min  float64
+		want int // texts embedded: the question and the sentences
+	}{{0, 4}, {mid, 3}, {1.01, 0}} {
+		n := 0
+		o := OfflineSentences{Model: lrank.Default, Embedder: countEmbedder{bow{}, &n}, MinPassage: c.min}
+		got, err := o.ScoreSentences(context.Background(), q, sents, cands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != c.want {
+			t.Errorf("MinPassage %.2f: %d texts embedded, want %d", c.min, n, c.want)
+		}
+		// Every sentence is scored, none above its passage, and the best
+		// of each passage keeps its passage's probability.
+		if len(got) != 3 || got[0] > pp[0]+1e-9 || got[1] > pp[0]+1e-9 || math.Abs(max(got[0], got[1])-pp[0]) > 1e-9 || math.Abs(got[2]-pp[1]) > 1e-9 {
+			t.Errorf("MinPassage %.2f: scores %v for passages %v", c.min, got, pp)
+		}
 	}
 }
