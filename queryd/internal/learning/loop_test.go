@@ -47,7 +47,7 @@ func TestLearningLoop(t *testing.T) {
 			t.Fatal("the promoter did not finish")
 		}
 	}
-	rewriter := WithSynonyms(nil, e.corpus, nil)
+	rewriter := WithLearned(nil, e.corpus, nil)
 	sepa := []store.Layer{{Name: "sepa"}}
 	variants := func() []string {
 		vs, kind := rewriter(ctx, "SCT reject codes", sepa)
