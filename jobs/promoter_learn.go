@@ -127,7 +127,8 @@ type rewriteEvidence struct {
 //     another layer); or a better_query rating whose wording the same
 //     caller asked in the window and got answered;
 //   - a use is a later strata_ask of a question like the first whose
-//     searches held the rewrite; it succeeds when answered;
+//     searches held the rewrite; it succeeds when it was no miss (found or
+//     partly found without low confidence, or rated helpful);
 //   - a rewrite is kept while it has learn.MinRewriteProofs proofs, was
 //     proven or used with success within learn.RewriteStale, and its failed
 //     uses do not outnumber its proofs and successes.
@@ -201,7 +202,7 @@ func promoteRewrites(ctx context.Context, tx pgx.Tx, all []asked, rated map[int6
 			if a.at.After(e.lastUse) {
 				e.lastUse = a.at
 			}
-			if answered, _ := outcome(a, rated); answered {
+			if answered, weak := outcome(a, rated); answered || !weak {
 				e.successes++
 				if a.at.After(e.lastSuccess) {
 					e.lastSuccess = a.at
