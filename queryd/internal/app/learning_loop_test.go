@@ -48,7 +48,7 @@ var loopDocs = map[string]map[string]string{
 	"handbook": {
 		"leave.md": "# Unused leave days carried over\n\nUnused leave days carried over: up to five unused leave days are carried over " +
 			"into the next year.\n",
-		"travel.md": "# Travel\n\nTrain tickets are booked by the travel office. Hotel nights need approval.\n",
+		"travel.md":  "# Travel\n\nTrain tickets are booked by the travel office. Hotel nights need approval.\n",
 		"payroll.md": "# Payroll\n\nSalaries are paid on the last working day of the month.\n",
 	},
 	"sepa": {
@@ -288,7 +288,9 @@ func strs(v any) []string {
 // queries, under the name queryd gives that endpoint's model.
 type loopBow struct{ testenv.Bow }
 
-func (loopBow) Model() embed.ModelInfo { return embed.ModelInfo{Name: "openai_compatible:bow", Dims: 64} }
+func (loopBow) Model() embed.ModelInfo {
+	return embed.ModelInfo{Name: "openai_compatible:bow", Dims: 64}
+}
 
 func TestLearningLoopOverMCP(t *testing.T) {
 	s := startLoop(t)
