@@ -7,7 +7,7 @@ LAYER ?= $(notdir $(patsubst %/,%,$(DOCS)))
 QUERY ?= How many unused leave days can be carried over?
 GO ?= go
 
-.PHONY: help setup build run test bench eval eval-answers train-reranker train-sentences lint fuzz db-start db-stop clean
+.PHONY: help setup build run test bench eval eval-answers eval-learning train-reranker train-sentences lint fuzz db-start db-stop clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -40,6 +40,9 @@ eval-answers: ## answer quality on our question set (eval/answers): hit@1, hit@5
 	@STRATA_EVAL=1 STRATA_EVAL_SPLIT=$${SPLIT:-test} STRATA_EVAL_ANSWERS_DATABASE_URL=$${STRATA_EVAL_ANSWERS_DATABASE_URL:-$${STRATA_EVAL_DATABASE_URL:-}} \
 		bash scripts/test.sh -run 'TestEvalAnswers|TestEvalAskAnswers|TestEvalExtractiveAnswers|TestEvalSentencesSciFact' -v -timeout 90m \
 		./queryd/internal/search/ ./queryd/internal/ask/
+
+eval-learning: ## the learning replay on the answer set: train paraphrases rephrased after a miss, the promoter, the test split before and after (STRATA_EVAL_LEARN_DATABASE_URL: a database of its own)
+	@STRATA_EVAL=1 bash scripts/test.sh -run 'TestEvalLearningReplay' -v -timeout 90m ./queryd/internal/search/
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 

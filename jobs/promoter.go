@@ -63,7 +63,9 @@ func (w *PromoteWorker) Work(ctx context.Context, job *river.Job[PromoteArgs]) e
 	}
 	if run.Ran && w.logger != nil {
 		w.logger.Info("learning promoter ran", "interactions", run.Interactions, "pairs_seen", run.PairsSeen,
-			"synonyms_learned", run.SynonymsLearned, "synonyms_deleted", run.SynonymsDeleted, "resets_applied", run.ResetsApplied)
+			"synonyms_learned", run.SynonymsLearned, "synonyms_deleted", run.SynonymsDeleted, "resets_applied", run.ResetsApplied,
+			"ratings_read", run.RatingsRead, "rewrites_learned", run.RewritesLearned, "rewrites_deleted", run.RewritesDeleted,
+			"affinities_learned", run.AffinitiesLearned, "affinities_deleted", run.AffinitiesDeleted)
 	}
 	return nil
 }
@@ -82,14 +84,21 @@ type PromoterRun struct {
 	SynonymsLearned int  // pairs stored (new or updated)
 	SynonymsDeleted int  // pairs removed: older rule, reset, or no longer seen enough
 	ResetsApplied   int
+
+	RatingsRead       int // strata_feedback ratings on interactions in the window
+	RewritesLearned   int // proven rewrites stored (new or updated)
+	RewritesDeleted   int // rewrites removed: stale, failing, older rule, reset
+	AffinitiesLearned int // term and layer affinities stored
+	AffinitiesDeleted int
 }
 
 type pairKey struct{ term, synonym, layer string }
 
 // Promote runs the promoter once in one transaction: it applies the reset
-// requests recorded since its last run, deletes pairs of older rules, and
-// learns the synonym pairs the lookback window supports, replacing the
-// previous set. Runs are serialized by a lock on strata.promoter_runs.
+// requests recorded since its last run, deletes what older rules learned,
+// and learns the synonym pairs, proven rewrites and layer affinities the
+// lookback window (interactions and their ratings) supports, replacing the
+// previous sets. Runs are serialized by a lock on strata.promoter_runs.
 func Promote(ctx context.Context, pool *pgxpool.Pool, force bool) (PromoterRun, error) {
 	var run PromoterRun
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
@@ -150,23 +159,7 @@ func Promote(ctx context.Context, pool *pgxpool.Pool, force bool) (PromoterRun, 
 
 		// Read the window and apply the rule to each caller's consecutive
 		// questions.
-		rows, err = tx.Query(ctx, `SELECT id, caller, question, layers, created_at FROM strata.interactions
-			WHERE tool = ANY($1) AND caller <> '' AND id > $2 AND created_at > now() - $3::interval
-			ORDER BY caller, id`, learnedFrom, globalFloor, learn.Lookback.String())
-		if err != nil {
-			return err
-		}
-		type asked struct {
-			id       int64
-			caller   string
-			question string
-			layers   []string
-			at       time.Time
-		}
-		all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (asked, error) {
-			var a asked
-			return a, r.Scan(&a.id, &a.caller, &a.question, &a.layers, &a.at)
-		})
+		all, err := readWindow(ctx, tx, globalFloor)
 		if err != nil {
 			return err
 		}
@@ -224,10 +217,26 @@ func Promote(ctx context.Context, pool *pgxpool.Pool, force bool) (PromoterRun, 
 		}
 		run.SynonymsDeleted = int(tag.RowsAffected())
 
+		// Proven rewrites and layer affinities, from the same window and
+		// the ratings on it.
+		rated, err := readRatings(ctx, tx, globalFloor)
+		if err != nil {
+			return err
+		}
+		run.RatingsRead = len(rated)
+		if err := promoteRewrites(ctx, tx, all, rated, layerFloor, &run); err != nil {
+			return err
+		}
+		if err := promoteAffinities(ctx, tx, all, rated, layerFloor, &run); err != nil {
+			return err
+		}
+
 		_, err = tx.Exec(ctx, `INSERT INTO strata.promoter_runs (last_interaction_id, interactions, pairs_seen,
-				synonyms_learned, synonyms_deleted, resets_applied, rule_version)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, newest, run.Interactions, run.PairsSeen, run.SynonymsLearned,
-			run.SynonymsDeleted, run.ResetsApplied, learn.SynonymRule)
+				synonyms_learned, synonyms_deleted, resets_applied, rule_version, ratings_read,
+				rewrites_learned, rewrites_deleted, affinities_learned, affinities_deleted)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`, newest, run.Interactions, run.PairsSeen, run.SynonymsLearned,
+			run.SynonymsDeleted, run.ResetsApplied, learn.SynonymRule, run.RatingsRead,
+			run.RewritesLearned, run.RewritesDeleted, run.AffinitiesLearned, run.AffinitiesDeleted)
 		return err
 	})
 	if err != nil {

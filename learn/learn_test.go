@@ -37,3 +37,43 @@ func TestSynonymPair(t *testing.T) {
 		}
 	}
 }
+
+func TestTermsAndLike(t *testing.T) {
+	if got := Terms("Which reject codes does an SCT get? SCT"); !slices.Equal(got, []string{"code", "reject", "sct"}) {
+		t.Errorf("terms %q", got)
+	}
+	cases := []struct {
+		a, b string
+		like bool
+	}{
+		{"SCT reject codes", "reject codes of the SCT", true},                // same terms
+		{"SCT reject codes", "SCT reject codes list", true},                  // one added to three: 3/4
+		{"SCT reject codes", "SCT reason codes", false},                      // one swapped: 2/4
+		{"notice period for leaving staff", "notice period for staff", true}, // one left out of four
+		{"holiday carry over rules", "unused leave days carried", false},     // a rewording
+		{"", "SCT", false},
+	}
+	for _, c := range cases {
+		if got := Like(Terms(c.a), Terms(c.b)); got != c.like {
+			t.Errorf("Like(%q, %q) = %v", c.a, c.b, got)
+		}
+	}
+}
+
+func TestAffinityScores(t *testing.T) {
+	ev := []Evidence{{"sct", "sepa", 3}, {"code", "sepa", 1}, {"code", "codes", 3}, {"leave", "handbook", 2}}
+	got := AffinityScores([]string{"sct", "code"}, ev)
+	if got["sepa"] != 1.25 || got["codes"] != 0.75 || got["handbook"] != 0 {
+		t.Errorf("scores %v", got)
+	}
+}
+
+func TestOutcomes(t *testing.T) {
+	if !Weak("not_found", "medium") || !Weak("found", "low") || Weak("partly_found", "medium") {
+		t.Error("Weak")
+	}
+	if !Answered("strata_ask", "found", "low") || Answered("strata_ask", "partly_found", "high") ||
+		!Answered("strata_search", "ready", "medium") || Answered("strata_search", "ready", "low") {
+		t.Error("Answered")
+	}
+}

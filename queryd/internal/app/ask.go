@@ -41,7 +41,8 @@ func newAsker(corpus *store.Corpus, ledger *store.Ledger, q *queryEmbedder, cfg 
 	}
 	if ledger != nil && cfg.LearningEnabled {
 		o.Recorder = recorder{ledger}
-		o.Rewriter = learning.WithSynonyms(o.Rewriter, corpus, log)
+		o.Rewriter = learning.WithLearned(o.Rewriter, corpus, log)
+		o.Affinities = corpus
 	}
 	// Extractive answers: sentences are scored by the reranking model also
 	// with reranking off, and their receipts go to the ledger.

@@ -71,6 +71,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	}
 	if cfg.LearningEnabled {
 		opts.Recorder = ledger
+		opts.Affinities = corpus
 	}
 	asker, err := newAsker(corpus, ledger, q, cfg, log)
 	if err != nil {

@@ -101,6 +101,9 @@ type Options struct {
 	// Recorder is nil with LEARNING_ENABLED=false: no interaction is
 	// recorded and responses carry no interaction_id.
 	Recorder Recorder
+	// Affinities, when set (learning on), gives routing the layer
+	// affinities the learning loop learned (see learned.go).
+	Affinities Affinities
 	// RawQueries (LEARNING_STORE_RAW_QUERIES) records questions as asked;
 	// otherwise IBANs, BICs and account numbers are scrubbed first.
 	RawQueries bool
@@ -192,7 +195,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 	}
 	layers, d := named, route.Decision{}
 	if len(named) == 0 {
-		d = route.Decide(req.Question, all)
+		d = route.DecideLearned(req.Question, all, a.affinities(ctx, req.Question))
 		layers = all
 		if d.Routed {
 			layers = d.Layers
@@ -239,6 +242,9 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 	}
 	t0 = time.Now()
 	resp, err := a.respond(ctx, req, variants, p, layers, fallback, routedLayers)
+	if err == nil && req.ResponseFormat == FormatDetailed && d.Routed {
+		resp.Routing = d.Why
+	}
 	a.stage("pack", t0)
 	return resp, err
 }

@@ -1,5 +1,7 @@
 package ask
 
+import "github.com/stratakb/stratakb/queryd/internal/route"
+
 // Citation is where a passage comes from. replaced_by and archived appear
 // only when they apply; date and date_source are null when the document has
 // no date.
@@ -90,6 +92,10 @@ type Response struct {
 	QueryVariants   []string         `json:"query_variants,omitempty"`
 	SearchedLayers  []string         `json:"searched_layers,omitempty"`
 	RoutingFallback *RoutingFallback `json:"routing_fallback,omitempty"`
+	// Routing says, when routing chose the layers (the question named
+	// none), what chose each: a pattern, a learned affinity or the
+	// description.
+	Routing         []route.Why      `json:"routing,omitempty"`
 	RetrievedChunks []RetrievedChunk `json:"retrieved_chunks,omitempty"`
 	Sources         []SourceScore    `json:"sources,omitempty"`
 	// Degraded says what did not run as configured (no reranker, no query

@@ -31,7 +31,7 @@ type StatsRequest struct {
 
 // Args describes strata_learning_stats's arguments.
 func (StatsRequest) Args() toolargs.Args {
-	return toolargs.Args{"layer": {Description: "Show only what was learned for this layer (and pairs stored with no layer).", MaxLength: MaxLayerName}}
+	return toolargs.Args{"layer": {Description: "Show only what was learned for this layer (and synonyms and rewrites stored with no layer).", MaxLength: MaxLayerName}}
 }
 
 // Validate checks the arguments.
@@ -41,8 +41,8 @@ func (r *StatsRequest) Validate() error { return qerr.CheckText("layer", "", r.L
 // yet, so every caller sees every layer.
 type StatsResponse struct {
 	Synonyms      []store.LearnedSynonym `json:"synonyms"`
-	Rewrites      []any                  `json:"rewrites"`
-	Affinities    []any                  `json:"affinities"`
+	Rewrites      []store.LearnedRewrite `json:"rewrites"`
+	Affinities    []store.LayerAffinity  `json:"affinities"`
 	Feedback      store.FeedbackCounts   `json:"feedback"`
 	LastRun       *store.PromoterRun     `json:"promoter_last_run"`
 	PendingResets int                    `json:"pending_resets"`
@@ -61,12 +61,22 @@ func (s *Service) Stats(ctx context.Context, req StatsRequest) (*StatsResponse, 
 	if err != nil {
 		return nil, store.CallerError(ctx, err, "read what was learned")
 	}
-	resp := &StatsResponse{Synonyms: []store.LearnedSynonym{}, Rewrites: []any{}, Affinities: []any{},
+	resp := &StatsResponse{Synonyms: []store.LearnedSynonym{}, Rewrites: []store.LearnedRewrite{}, Affinities: []store.LayerAffinity{},
 		Feedback: st.Feedback, LastRun: st.LastRun, PendingResets: st.PendingResets,
-		Note: "Proven rewrites and layer affinities are not learned yet; wrong and outdated ratings are kept and counted but change no ranking."}
+		Note: "Wrong and outdated ratings are kept and counted here but change no ranking."}
 	for _, syn := range st.Synonyms {
 		if req.Layer == "" || syn.Layer == "" || syn.Layer == req.Layer {
 			resp.Synonyms = append(resp.Synonyms, syn)
+		}
+	}
+	for _, rw := range st.Rewrites {
+		if req.Layer == "" || rw.Layer == "" || rw.Layer == req.Layer {
+			resp.Rewrites = append(resp.Rewrites, rw)
+		}
+	}
+	for _, a := range st.Affinities {
+		if req.Layer == "" || a.Layer == req.Layer {
+			resp.Affinities = append(resp.Affinities, a)
 		}
 	}
 	return resp, nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/stratakb/stratakb/learn"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -94,21 +95,7 @@ func words(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
-// stem strips the commonest English endings, so "payments" meets
-// "payment" and "routing" meets "route" only where both sides agree; it is
-// no real stemmer, only enough for short descriptions.
-func stem(w string) string {
-	switch {
-	case len(w) > 4 && strings.HasSuffix(w, "ies"):
-		return w[:len(w)-3] + "y"
-	case len(w) > 5 && strings.HasSuffix(w, "ing"):
-		return w[:len(w)-3]
-	case len(w) > 4 && strings.HasSuffix(w, "ed"):
-		return w[:len(w)-2]
-	case len(w) > 3 && strings.HasSuffix(w, "es") && strings.ContainsAny(w[len(w)-3:len(w)-2], "sxz"):
-		return w[:len(w)-2]
-	case len(w) > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us"):
-		return w[:len(w)-1]
-	}
-	return w
-}
+// stem strips the commonest English endings (learn.Stem, shared with the
+// learning loop), so "payments" meets "payment"; it is no real stemmer,
+// only enough for short descriptions.
+func stem(w string) string { return learn.Stem(w) }

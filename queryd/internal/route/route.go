@@ -12,8 +12,10 @@
 // word with the question. When no pattern routes, the layers' descriptions
 // do (DescriptionScores): the question's content words are weighted by how
 // few descriptions hold them, and the best layer is chosen when it clearly
-// leads (DescriptionMargin). Learned affinity (a later issue) will be one
-// more input to Decide.
+// leads (DescriptionMargin). Learned affinity (DecideLearned, see
+// affinity.go) comes between them: when no pattern routes, a layer the
+// learning loop has tied to the question's terms routes before the
+// descriptions are read.
 package route
 
 import (
@@ -111,12 +113,15 @@ type Decision struct {
 // Why is what chose one layer.
 type Why struct {
 	Layer string `json:"layer"`
-	// By is "pattern" or "description".
+	// By is "pattern", "affinity" or "description".
 	By string `json:"by"`
 	// Pattern is the routing pattern that matched; Words the question's
-	// words found in the description (stemmed).
+	// words found in the description, or (affinity) the question's terms
+	// the learning loop tied to the layer, stemmed.
 	Pattern string   `json:"pattern,omitempty"`
 	Words   []string `json:"words,omitempty"`
+	// Score is the layer's affinity score (learn.AffinityScores).
+	Score float64 `json:"score,omitempty"`
 }
 
 // Chosen returns the names of the layers routing chose, sorted; nil when
@@ -152,6 +157,13 @@ func (d Decision) InRouted(id int64) bool {
 // layer whose description clearly leads. When routing chooses none, or
 // all, every layer is searched and there is nothing to fall back from.
 func Decide(query string, all []store.Layer) Decision {
+	return DecideLearned(query, all, nil)
+}
+
+// DecideLearned is Decide with the learned affinities of the question's
+// terms: when no pattern routes, the layer affinity clearly leads with
+// (Affinity) is chosen before the descriptions are read.
+func DecideLearned(query string, all []store.Layer, learned []store.LayerAffinity) Decision {
 	desc := DescriptionScores(query, all)
 	var chosen []store.Layer
 	var why []Why
@@ -167,6 +179,15 @@ func Decide(query string, all []store.Layer) Decision {
 			chosen = append(chosen, l)
 			why = append(why, Why{Layer: l.Name, By: "pattern", Pattern: p})
 			break
+		}
+	}
+	if len(chosen) == 0 {
+		if w, ok := Affinity(query, all, learned); ok {
+			for _, l := range all {
+				if l.Name == w.Layer {
+					chosen, why = []store.Layer{l}, []Why{w}
+				}
+			}
 		}
 	}
 	if len(chosen) == 0 {

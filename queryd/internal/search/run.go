@@ -20,7 +20,9 @@ import (
 type state struct {
 	s   *Searcher
 	req Request
-	q   *retrieve.Run
+	// learned are the layer affinities of the query's terms, for routing.
+	learned []store.LayerAffinity
+	q       *retrieve.Run
 	// warned and paramsWarned are set once the degraded embedding, and a
 	// failure to read the model's parameters, have been logged.
 	warned, paramsWarned bool

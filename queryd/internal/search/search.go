@@ -190,6 +190,14 @@ type Options struct {
 	// unscrubbed.
 	Recorder   Recorder
 	RawQueries bool
+	// Affinities, when set (learning on), gives routing the layer
+	// affinities the learning loop learned; *store.Corpus is one.
+	Affinities Affinities
+}
+
+// Affinities reads learned layer affinities for a question's terms.
+type Affinities interface {
+	LayerAffinities(ctx context.Context, terms []string) ([]store.LayerAffinity, error)
 }
 
 // DefaultOptions returns the defaults: no embedder, one keyword slot, a
@@ -314,6 +322,15 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 	}
 
 	key := cacheKey(req)
+	var learned []store.LayerAffinity
+	if len(named) == 0 {
+		// What was learned is no part of the data version: a layer
+		// affinity routes to is part of the key instead.
+		learned = s.affinities(ctx, req.Query)
+		if w, ok := route.Affinity(req.Query, layers, learned); ok {
+			key += "\x00affinity:" + w.Layer
+		}
+	}
 	if resp, ok := s.cache.get(key, version); ok {
 		if s.opt.OnCacheHit != nil {
 			s.opt.OnCacheHit()
@@ -326,7 +343,7 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 		return resp, nil
 	}
 
-	st := &state{s: s, req: req,
+	st := &state{s: s, req: req, learned: learned,
 		q: snap.Query(retrieve.Query{Text: req.Query, TopK: req.TopK, Filter: req.MetadataFilter})}
 	var resp *Response
 	switch {
