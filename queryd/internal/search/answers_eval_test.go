@@ -288,7 +288,9 @@ func dumpAnswerRun(t *testing.T, path string, r answersRun, routed bool, resp *R
 		Routed                      bool
 		Rank                        int
 		Results                     []res
-	}{r.q.ID, r.q.Split, r.q.Kind, r.confidence, routed, r.rank, nil}
+		Searched                    []string
+		Fallback                    *RoutingFallback
+	}{r.q.ID, r.q.Split, r.q.Kind, r.confidence, routed, r.rank, nil, resp.SearchedLayers, resp.RoutingFallback}
 	for i, x := range resp.Results {
 		if i == 5 {
 			break
