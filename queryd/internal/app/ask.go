@@ -157,14 +157,32 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// render writes a strata_ask response for a reader: the status, each
-// passage with its citation, the notes and the next step.
+// render writes a strata_ask response for a reader: the status, an
+// extractive answer's sentences, each passage with its citation, the notes
+// and the next step.
 func render(w io.Writer, r *askpkg.Response) {
 	status := r.Status
 	if r.AnswerStatus != "" {
 		status = r.AnswerStatus
 	}
 	fmt.Fprintf(w, "%s (%s answer)\n", strings.ReplaceAll(status, "_", " "), r.Mode)
+	// An extractive answer's sentences come first; the passages they were
+	// taken from follow.
+	if len(r.Answer) > 0 {
+		fmt.Fprintf(w, "\nAnswer, in the documents' own words:\n")
+		for _, s := range r.Answer {
+			fmt.Fprintf(w, "\n[%s] %s/%s, lines %s\n", s.Passage, s.Citation.Layer, s.Citation.File, s.Citation.Lines)
+			for _, line := range strings.Split(s.Text, "\n") {
+				fmt.Fprintf(w, "    %s\n", line)
+			}
+			if s.Warning != "" {
+				fmt.Fprintf(w, "    (%s)\n", s.Warning)
+			}
+		}
+	}
+	if len(r.Answer) > 0 && len(r.Passages) > 0 {
+		fmt.Fprintf(w, "\nThe passages they come from:\n")
+	}
 	for _, p := range r.Passages {
 		c := p.Citation
 		where := c.Layer + "/" + c.File
@@ -201,18 +219,6 @@ func render(w io.Writer, r *askpkg.Response) {
 		fmt.Fprintf(w, "\n")
 		for _, line := range strings.Split(strings.TrimRight(p.Text, "\n"), "\n") {
 			fmt.Fprintf(w, "    %s\n", line)
-		}
-	}
-	if len(r.Answer) > 0 {
-		fmt.Fprintf(w, "\nAnswer, in the documents' own words:\n")
-		for _, s := range r.Answer {
-			fmt.Fprintf(w, "\n[%s] %s/%s, lines %s\n", s.Passage, s.Citation.Layer, s.Citation.File, s.Citation.Lines)
-			for _, line := range strings.Split(s.Text, "\n") {
-				fmt.Fprintf(w, "    %s\n", line)
-			}
-			if s.Warning != "" {
-				fmt.Fprintf(w, "    (%s)\n", s.Warning)
-			}
 		}
 	}
 	if r.ReceiptID != "" {
