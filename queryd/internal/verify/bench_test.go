@@ -1,8 +1,10 @@
 package verify
 
 import (
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkCheck checks a draft of 20 sentences against 10 passages of
@@ -20,4 +22,35 @@ func BenchmarkCheck(b *testing.B) {
 			b.Fatalf("%+v", r)
 		}
 	}
+}
+
+// BenchmarkCheckDraft5000 is issue 14's target: a draft of 5,000
+// characters against 10 passages, with the p50 and p95 of one check
+// (target p95 at most 20 ms).
+func BenchmarkCheckDraft5000(b *testing.B) {
+	passage := strings.Repeat("Either party may end this agreement with ninety (90) days' written notice; fees of EUR 1.000,00 are due by 4 November 2026 under clause 7.2. ", 7)
+	ps := make([]string, 10)
+	for i := range ps {
+		ps[i] = passage
+	}
+	unit := `The notice is 90 days [S1]. Fees of 1000 EUR are due on 2026-11-04 [S2]. It says "Either party may end this agreement" [S3]. `
+	draft := strings.Repeat(unit, 5000/len(unit)+1)[:0]
+	for len(draft)+len(unit) <= 5000 {
+		draft += unit
+	}
+	if len(draft) < 4800 {
+		b.Fatalf("draft of %d characters", len(draft))
+	}
+	var took []time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		began := time.Now()
+		if r := Check(draft, ps); r.Status != Verified {
+			b.Fatalf("%+v", r)
+		}
+		took = append(took, time.Since(began))
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(took[len(took)*95/100].Microseconds())/1000, "p95-ms")
 }
