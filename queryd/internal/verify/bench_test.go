@@ -2,6 +2,7 @@ package verify
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,8 @@ func BenchmarkCheckDraft5000(b *testing.B) {
 	passage := strings.Repeat("Either party may end this agreement with ninety (90) days' written notice; fees of EUR 1.000,00 are due by 4 November 2026 under clause 7.2. ", 7)
 	ps := make([]string, 10)
 	for i := range ps {
-		ps[i] = passage
+		// Each passage its own text, as in an answer.
+		ps[i] = passage + strings.Repeat(" It applies to site "+strconv.Itoa(i+1)+".", i+1)
 	}
 	unit := `The notice is 90 days [S1]. Fees of 1000 EUR are due on 2026-11-04 [S2]. It says "Either party may end this agreement" [S3]. `
 	draft := strings.Repeat(unit, 5000/len(unit)+1)[:0]

@@ -165,13 +165,13 @@ func Facts(text string) []Fact {
 			add(KindDate, m[0], m[1], []string{dateKey(y, mo, d)})
 		}
 	}
-	for _, m := range dmyRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range dmyScan.FindAllStringSubmatchIndex(text) {
 		d, mo, y := atoi(text[m[2]:m[3]]), months[strings.ToLower(text[m[4]:m[5]])], atoi(text[m[6]:m[7]])
 		if validDate(y, mo, d) {
 			add(KindDate, m[0], m[1], []string{dateKey(y, mo, d)})
 		}
 	}
-	for _, m := range mdyRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range mdyScan.FindAllStringSubmatchIndex(text) {
 		mo, d, y := months[strings.ToLower(text[m[2]:m[3]])], atoi(text[m[4]:m[5]]), atoi(text[m[6]:m[7]])
 		if validDate(y, mo, d) {
 			add(KindDate, m[0], m[1], []string{dateKey(y, mo, d)})
@@ -194,7 +194,7 @@ func Facts(text string) []Fact {
 		}
 		return keys
 	}
-	for _, m := range amountPre.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range amountPreScan.FindAllStringSubmatchIndex(text) {
 		sc := ""
 		if m[6] >= 0 {
 			sc = text[m[6]:m[7]]
@@ -213,7 +213,7 @@ func Facts(text string) []Fact {
 		}
 		add(KindAmount, m[0], m[1], amountKeys(cur, text[m[2]:m[3]], sc))
 	}
-	for _, m := range percentRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range percentScan.FindAllStringSubmatchIndex(text) {
 		var keys []string
 		for _, v := range numbers(text[m[2]:m[3]]) {
 			keys = append(keys, KindPercent+":"+numKey(v))
@@ -238,7 +238,7 @@ func Facts(text string) []Fact {
 		}
 		add(KindNumber, m[2], m[3], keys)
 	}
-	for _, m := range wordNumRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range wordNumScan.FindAllStringSubmatchIndex(text) {
 		v := wordNums[strings.ToLower(text[m[2]:m[3]])]
 		if m[4] >= 0 {
 			v += wordNums[strings.ToLower(text[m[4]:m[5]])]
