@@ -57,9 +57,12 @@ type Draft struct {
 	ID   string `json:"id"`
 	Item string `json:"item"` // the question whose passage is S1
 	Kind string `json:"kind"`
-	// Draft is the text checked; Passages are S1, S2, … in order.
-	Draft    string   `json:"draft"`
-	Passages []string `json:"passages"`
+	// Draft is the text checked against S1, S2, … in order.
+	Draft string `json:"draft"`
+	// Sources name the passages by the question they come from; Passages
+	// are their texts (not written out: the corpora hold them).
+	Sources  []string `json:"passages"`
+	Passages []string `json:"-"`
 	Expect   string   `json:"expect"`
 	// Flag, for a flagged draft, is the text one of the flags must hold:
 	// the changed fact, the altered quote, the fact missing from the cited
@@ -97,49 +100,76 @@ func PassageAround(text, quote string, context int) (string, bool) {
 func isSpaceByte(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
 
 // Generate builds the drafts of every item; the wrong passage of an item
-// is the next item's passage that lacks the fact.
+// is the first of the items after it that lacks the fact or quote.
 func Generate(items []Item) []Draft {
 	var out []Draft
 	for i, it := range items {
-		var others []string
+		var others []Item
 		for j := 1; j < len(items); j++ {
-			others = append(others, items[(i+j)%len(items)].Passage)
+			others = append(others, items[(i+j)%len(items)])
 		}
 		out = append(out, draftsOf(it, others)...)
 	}
 	return out
 }
 
-func draftsOf(it Item, others []string) []Draft {
+func draftsOf(it Item, others []Item) []Draft {
 	var out []Draft
 	n := 0
-	add := func(kind, draft string, passages []string, expect, flag, note string) {
+	add := func(kind, draft string, ps []Item, expect, flag, note string) {
 		n++
-		out = append(out, Draft{ID: fmt.Sprintf("%s/%d", it.ID, n), Item: it.ID, Kind: kind, Draft: draft,
-			Passages: passages, Expect: expect, Flag: flag, Note: note})
+		d := Draft{ID: fmt.Sprintf("%s/%d", it.ID, n), Item: it.ID, Kind: kind, Draft: draft,
+			Expect: expect, Flag: flag, Note: note}
+		for _, p := range ps {
+			d.Passages = append(d.Passages, p.Passage)
+			d.Sources = append(d.Sources, p.ID)
+		}
+		out = append(out, d)
 	}
-	s1 := []string{it.Passage}
+	s1 := []Item{it}
 	quote, open, closeMark := quotable(wholeWords(it.Passage, it.Quote))
+	quoted := func(q string) string { return open + q + closeMark }
 
-	// 1. Correct: the gold quote, whole and with an omission; a fact as
-	// the passage writes it.
 	if quote != "" {
-		add(KindCorrect, "The passage states that "+open+quote+closeMark+" [S1].", s1, Verified, "", "gold quote")
+		// 1. Correct: the gold quote, whole and with an omission.
+		add(KindCorrect, "The passage states that "+quoted(quote)+" [S1].", s1, Verified, "", "gold quote")
 		if om, ok := omission(quote); ok {
-			add(KindCorrect, "It reads "+open+om+closeMark+" [S1].", s1, Verified, "", "gold quote with an omission")
+			add(KindCorrect, "It reads "+quoted(om)+" [S1].", s1, Verified, "", "gold quote with an omission")
 		}
-	}
-	facts := numberTokens(it.Passage)
-	var fact *token
-	var window string
-	for i := range facts {
-		if w := windowAround(it.Passage, facts[i]); w != "" {
-			fact, window = &facts[i], w
-			break
+		// 4. A quote altered.
+		if altered, word, ok := alterQuote(quote, it.Passage); ok {
+			add(KindQuoteAlter, "The passage states that "+quoted(altered)+" [S1].", s1, Flagged, altered, "word "+word)
 		}
+		// 5. The right quote citing the wrong passage.
+		for _, o := range others {
+			if !containsWords(words(o.Passage), words(quote)) {
+				add(KindWrongSource, "The passage states that "+quoted(quote)+" [S2].", []Item{it, o}, Flagged,
+					quote, "quote is only in S1")
+				break
+			}
+		}
+		// 6. No citation at all: flagged, however right it is.
+		add(KindNoCitation, "The passage states that "+quoted(quote)+".", s1, Flagged, "", "gold quote, uncited")
 	}
-	if fact != nil {
-		add(KindCorrect, "According to the passage, "+window+" [S1].", s1, Verified, "", "fact "+fact.text+" as written")
+
+	for _, f := range chooseFacts(it) {
+		window := windowAround(it.Passage, f)
+		// 1. Correct: the fact as the passage writes it.
+		add(KindCorrect, "According to the passage, "+window+" [S1].", s1, Verified, "", "fact "+f.text+" as written")
+		// 3. One fact changed.
+		if changed, to, ok := changeFact(it.Passage, window, f); ok {
+			add(KindFactChanged, "According to the passage, "+changed+" [S1].", s1, Flagged, to, f.text+" → "+to)
+		}
+		// 5. The right fact citing the wrong passage.
+		for _, o := range others {
+			if !numberWritten(o.Passage, f.text) {
+				add(KindWrongSource, "According to the passage, "+window+" [S2].", []Item{it, o}, Flagged,
+					f.text, "fact "+f.text+" is only in S1")
+				break
+			}
+		}
+		// 6. No citation.
+		add(KindNoCitation, "According to the passage, "+window+".", s1, Flagged, "", "fact "+f.text+", uncited")
 	}
 
 	// 2. Other forms of the same facts.
@@ -147,51 +177,50 @@ func draftsOf(it Item, others []string) []Draft {
 		add(KindOtherForm, "According to the passage, "+rw.text+" [S1].", s1, Verified, "", rw.note)
 	}
 
-	// 3. One fact changed.
-	if fact != nil {
-		if changed, to, ok := changeFact(it.Passage, window, *fact); ok {
-			add(KindFactChanged, "According to the passage, "+changed+" [S1].", s1, Flagged, to, fact.text+" → "+to)
-		}
-	}
-
-	// 4. A quote altered.
-	if quote != "" {
-		if altered, word, ok := alterQuote(quote, it.Passage); ok {
-			add(KindQuoteAlter, "The passage states that "+open+altered+closeMark+" [S1].", s1, Flagged, altered, "word "+word)
-		}
-	}
-
-	// 5. The right facts citing the wrong passage.
-	if fact != nil {
-		for _, o := range others {
-			if !numberWritten(o, fact.text) {
-				add(KindWrongSource, "According to the passage, "+window+" [S2].", []string{it.Passage, o}, Flagged,
-					fact.text, "fact "+fact.text+" is only in S1")
-				break
-			}
-		}
-	}
-	if quote != "" {
-		for _, o := range others {
-			if !containsWords(words(o), words(quote)) {
-				add(KindWrongSource, "The passage states that "+open+quote+closeMark+" [S2].", []string{it.Passage, o}, Flagged,
-					quote, "quote is only in S1")
-				break
-			}
-		}
-	}
-
-	// 6. No citation at all: flagged, however right it is.
-	if quote != "" {
-		add(KindNoCitation, "The passage states that "+open+quote+closeMark+".", s1, Flagged, "", "gold quote, uncited")
-	}
-	if fact != nil {
-		add(KindNoCitation, "According to the passage, "+window+".", s1, Flagged, "", "fact "+fact.text+", uncited")
-	}
-
 	// 7. Nothing to check: citations, but no quote and no fact.
 	if plain := plainWords(it.Passage); plain != "" {
 		add(KindNothing, "The passage covers this: it speaks of "+plain+" [S1].", s1, NothingChecked, "", "")
+	}
+	return out
+}
+
+// valueRe finds the facts a reader cares most about: amounts, percentages
+// and dates.
+var valueRe = regexp.MustCompile(`(?i)[$€£]\s?[0-9]|\b(?:EUR|USD|GBP)\s?[0-9]|[0-9]\s?(?:%|percent|per cent)|` +
+	`(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+[0-9]|[0-9]{4}-[0-9]{2}-[0-9]{2}`)
+
+// chooseFacts picks up to two numbers of the passage to build drafts on:
+// the first inside the gold quote (else the first of the passage), and the
+// first in an amount, percentage or date when that is another.
+func chooseFacts(it Item) []token {
+	var ok []token
+	for _, t := range numberTokens(it.Passage) {
+		if windowAround(it.Passage, t) != "" {
+			ok = append(ok, t)
+		}
+	}
+	if len(ok) == 0 {
+		return nil
+	}
+	first := ok[0]
+	if q := strings.Index(it.Passage, it.Quote); q >= 0 {
+		for _, t := range ok {
+			if t.start >= q && t.end <= q+len(it.Quote) {
+				first = t
+				break
+			}
+		}
+	}
+	out := []token{first}
+	for _, m := range valueRe.FindAllStringIndex(it.Passage, -1) {
+		for _, t := range ok {
+			if t.start < m[1]+12 && t.end > m[0] && t.start >= m[0]-12 {
+				if t != first {
+					out = append(out, t)
+				}
+				return out
+			}
+		}
 	}
 	return out
 }

@@ -54,8 +54,13 @@ var (
 		regexp.MustCompile(`\b[A-Za-z]{1,6}-[0-9]{1,6}\b`),                                   // AT-44
 		regexp.MustCompile(`\b[A-Z]{1,6}[0-9]{2,6}[A-Z]?\b`),                                 // AC01, W123
 	}
-	anyNumberRe = regexp.MustCompile(numPat)
-	numberRe    = regexp.MustCompile(`(?:^|[^0-9A-Za-z.,])(-?(?:` + numPat + `))(?:$|[^0-9A-Za-z])`)
+	// anyNumberRe finds numbers anywhere, also glued to letters (AC01,
+	// EUR1000), but never a number cut off before a digit: 1,1999 is one
+	// number, not 1,199 and 9.
+	anyNumberRe = regexp.MustCompile(`(` + numPat + `)(?:$|[^0-9])`)
+	// numberRe is a number on its own; what may stand before it is checked
+	// by numberFree, since a match must not take it from the match before.
+	numberRe = regexp.MustCompile(`(-?(?:` + numPat + `))(?:$|[^0-9A-Za-z])`)
 	wordNums    = map[string]int{"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
 		"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
 		"sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
@@ -237,7 +242,7 @@ func Facts(text string) []Fact {
 		}
 		add(KindClause, r.Start, r.End, []string{KindClause + ":" + strings.ToLower(r.Number)})
 	}
-	for _, m := range numberRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range groupMatches(numberRe, text, numberFree) {
 		var keys []string
 		for _, v := range numbers(text[m[2]:m[3]]) {
 			keys = append(keys, KindNumber+":"+numKey(v))
@@ -300,9 +305,9 @@ func indexOf(passage string) index {
 	}
 	// Numbers inside other facts, but not the tail of a dotted number:
 	// the 2 of clause 1.1.2 is no number 2 (a year after a dotted date is).
-	for _, at := range anyNumberRe.FindAllStringIndex(passage, -1) {
-		m := passage[at[0]:at[1]]
-		if dottedTail(passage, at[0]) && len(m) != 4 {
+	for _, at := range groupMatches(anyNumberRe, passage, nil) {
+		m := passage[at[2]:at[3]]
+		if dottedTail(passage, at[2]) && len(m) != 4 {
 			continue
 		}
 		for _, v := range numbers(m) {
@@ -316,6 +321,37 @@ func indexOf(passage string) index {
 	}
 	return ix
 }
+
+// groupMatches is FindAllStringSubmatchIndex for a pattern whose group 1
+// is followed by a guard character, going on from the group's end so that
+// the guard can stand before the next match (the slash of 12/23/2013 leads
+// into 23). A match whose group the byte before does not allow (before
+// reports false) is passed over.
+func groupMatches(re *regexp.Regexp, text string, before func(prev byte) bool) [][]int {
+	var out [][]int
+	for pos := 0; pos < len(text); {
+		m := re.FindStringSubmatchIndex(text[pos:])
+		if m == nil {
+			break
+		}
+		for i := range m {
+			if m[i] >= 0 {
+				m[i] += pos
+			}
+		}
+		if before != nil && m[2] > 0 && !before(text[m[2]-1]) {
+			pos = m[2] + 1
+			continue
+		}
+		out = append(out, m)
+		pos = max(m[3], pos+1)
+	}
+	return out
+}
+
+// numberFree reports whether a number may start after prev: not inside a
+// word or a longer number.
+func numberFree(prev byte) bool { return !isWordByte(prev) && prev != '.' && prev != ',' }
 
 // dottedTail reports whether the number at offset a of s continues a
 // number before it, as 2 does in 1.1.2.

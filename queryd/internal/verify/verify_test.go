@@ -184,8 +184,9 @@ func TestMarkQuotes(t *testing.T) {
 
 // TestFactsFoundInTheEval covers what the drafts evaluation (TestEvalDrafts)
 // found: a clause number's tail is no number of its own, a number word's
-// scale counts, 5,000 is not five, and a currency code inside an
-// identifier makes no amount.
+// scale counts, 5,000 is not five, a currency code inside an identifier
+// makes no amount, and numbers next to each other (12/23/2013, 1,1999,
+// 10-20) are read whole and each on its own.
 func TestFactsFoundInTheEval(t *testing.T) {
 	t.Parallel()
 	flagged := []struct{ draft, passage, flag string }{
@@ -193,6 +194,9 @@ func TestFactsFoundInTheEval(t *testing.T) {
 		{"Hosting for five thousand websites [S1].", "within five (5) years", "five thousand"},
 		{"Hosting for 5,000 websites [S1].", "within five (5) years", "5,000"},
 		{"A fee of 1.000 applies [S1].", "one fee applies", "1.000"},
+		{"Filed on 12/24/2013 [S1].", "10-Q, 12/23/2013", "24"},
+		{"It begins on June 1,1990 [S1].", "shall begin on June 1,1999 and end", "1,1990"},
+		{"Between 10 and 25 days [S1].", "between 10-20 days", "25"},
 	}
 	for _, c := range flagged {
 		r := Check(c.draft, []string{c.passage})
@@ -207,6 +211,9 @@ func TestFactsFoundInTheEval(t *testing.T) {
 		{"The column base_fee_eur 9.80 is the fee [S1].", "base_fee_eur: 9.80"},
 		{"It was dated 2026 [S1].", "dated 4.11.2026"},
 		{"The cap is 1.250 [S1].", "a cap of 1,25"},
+		{"Filed on 12/23/2013 [S1].", "10-Q, 12/23/2013"},
+		{"Between 10-20 days [S1].", "between 10 and 20 days"},
+		{"It begins on June 1,1999 [S1].", "shall begin on June 1,1999 and end"},
 	}
 	for _, c := range verified {
 		if r := Check(c.draft, []string{c.passage}); r.Status != Verified {
