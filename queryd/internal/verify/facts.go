@@ -61,7 +61,7 @@ var (
 	// numberRe is a number on its own; what may stand before it is checked
 	// by numberFree, since a match must not take it from the match before.
 	numberRe = regexp.MustCompile(`(-?(?:` + numPat + `))(?:$|[^0-9A-Za-z])`)
-	wordNums    = map[string]int{"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+	wordNums = map[string]int{"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
 		"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
 		"sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
 		"fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
