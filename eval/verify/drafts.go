@@ -172,6 +172,28 @@ func draftsOf(it Item, others []Item) []Draft {
 		add(KindNoCitation, "According to the passage, "+window+".", s1, Flagged, "", "fact "+f.text+", uncited")
 	}
 
+	// 3. A code or a number word changed.
+	if c, ok := firstWithWindow(it.Passage, codeTokens(it.Passage)); ok {
+		window := windowAround(it.Passage, c)
+		add(KindCorrect, "According to the passage, "+window+" [S1].", s1, Verified, "", "code "+c.text+" as written")
+		if changed, to, ok := changeCode(it.Passage, window, c); ok {
+			add(KindFactChanged, "According to the passage, "+changed+" [S1].", s1, Flagged, to, "code "+c.text+" → "+to)
+		}
+		for _, o := range others {
+			if !codeWritten(o.Passage, c.text) {
+				add(KindWrongSource, "According to the passage, "+window+" [S2].", []Item{it, o}, Flagged,
+					c.text, "code "+c.text+" is only in S1")
+				break
+			}
+		}
+	}
+	if w, ok := firstWithWindow(it.Passage, numberWordTokens(it.Passage)); ok {
+		window := windowAround(it.Passage, w)
+		if changed, to, ok := changeNumberWord(it.Passage, window, w); ok {
+			add(KindFactChanged, "According to the passage, "+changed+" [S1].", s1, Flagged, to, "number word "+w.text+" → "+to)
+		}
+	}
+
 	// 2. Other forms of the same facts.
 	for _, rw := range otherForms(it.Passage) {
 		add(KindOtherForm, "According to the passage, "+rw.text+" [S1].", s1, Verified, "", rw.note)
@@ -365,9 +387,11 @@ func clean(s string) string {
 		}
 		return r
 	}, s)
-	f := strings.Fields(strings.ReplaceAll(s, "..", " "))
-	for i, w := range f {
-		f[i] = strings.TrimRight(dropStops(w), ":")
+	var f []string
+	for _, w := range strings.Fields(strings.ReplaceAll(s, "..", " to ")) { // 4..7 is a range
+		if w = strings.TrimRight(dropStops(w), ":"); w != "" {
+			f = append(f, w)
+		}
 	}
 	out := strings.Join(f, " ")
 	return strings.TrimSpace(strings.Trim(out, " ,"))
@@ -441,6 +465,85 @@ func changeFact(p, window string, t token) (changed, to string, ok bool) {
 			continue
 		}
 		return window[:at] + cand + window[at+len(t.text):], cand, true
+	}
+	return "", "", false
+}
+
+var codeRe = regexp.MustCompile(`\b[A-Z]{1,6}[0-9]{2,6}\b|\b[a-z]{2,8}\.[0-9]{3}\b`)
+
+// codeTokens are the passage's codes: AC01, D103, pacs.008.
+func codeTokens(p string) []token {
+	var out []token
+	for _, m := range codeRe.FindAllStringIndex(p, -1) {
+		out = append(out, token{text: p[m[0]:m[1]], start: m[0], end: m[1]})
+	}
+	return out
+}
+
+var numberWordRe = regexp.MustCompile(`(?i)(?:^|[^-\w])(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|ninety)\s+[a-z]`)
+
+// numberWordTokens are the passage's number words standing alone before a
+// word (six months), not in a compound (two-byte).
+func numberWordTokens(p string) []token {
+	var out []token
+	for _, m := range numberWordRe.FindAllStringSubmatchIndex(p, -1) {
+		out = append(out, token{text: p[m[2]:m[3]], start: m[2], end: m[3]})
+	}
+	return out
+}
+
+func firstWithWindow(p string, ts []token) (token, bool) {
+	for _, t := range ts {
+		if windowAround(p, t) != "" {
+			return t, true
+		}
+	}
+	return token{}, false
+}
+
+// codeWritten reports whether the passage writes the code, case and
+// separators aside, even inside a longer code.
+func codeWritten(p, code string) bool {
+	return strings.Contains(fold(p), fold(code))
+}
+
+func fold(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// changeCode changes the code's last digit so that the passage writes the
+// new code nowhere.
+func changeCode(p, window string, t token) (changed, to string, ok bool) {
+	at := strings.Index(window, t.text)
+	last := len(t.text) - 1
+	for step := 1; step <= 9; step++ {
+		cand := t.text[:last] + strconv.Itoa((int(t.text[last]-'0')+step)%10)
+		if !codeWritten(p, cand) {
+			return window[:at] + cand + window[at+len(t.text):], cand, true
+		}
+	}
+	return "", "", false
+}
+
+// changeNumberWord writes another number word for the token, one whose
+// value the passage writes neither in words nor in digits.
+func changeNumberWord(p, window string, t token) (changed, to string, ok bool) {
+	at := strings.Index(window, t.text)
+	for _, v := range []int{7, 11, 4, 9, 15, 40, 3, 8} {
+		w := numberWords[v]
+		if strings.EqualFold(w, t.text) || numberWritten(p, strconv.Itoa(v)) {
+			continue
+		}
+		if t.text[0] >= 'A' && t.text[0] <= 'Z' {
+			w = strings.ToUpper(w[:1]) + w[1:]
+		}
+		return window[:at] + w + window[at+len(t.text):], w, true
 	}
 	return "", "", false
 }
@@ -560,4 +663,59 @@ func WriteJSONL(path string, ds []Draft) error {
 		return fmt.Errorf("write drafts: %w", err)
 	}
 	return nil
+}
+
+// Handwritten is one hand-written draft of another form of a fact, where
+// rewriting it by rule is not safe: Draft cites the item's passage as S1
+// and writes Form where the passage writes Same.
+type Handwritten struct {
+	Item  string `json:"item"`
+	Draft string `json:"draft"`
+	Same  string `json:"same"`
+	Form  string `json:"form"`
+}
+
+// LoadHandwritten reads hand-written drafts, one JSON object a line.
+func LoadHandwritten(path string) ([]Handwritten, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read hand-written drafts: %w", err)
+	}
+	var out []Handwritten
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var h Handwritten
+		if err := json.Unmarshal([]byte(line), &h); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, i+1, err)
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// HandwrittenDrafts turns hand-written drafts into drafts of kind
+// other_form over the items' passages, checking each: the passage writes
+// Same, the draft writes Form and cites [S1], and the passage does not
+// write Form (else nothing would be normalised).
+func HandwrittenDrafts(hs []Handwritten, items []Item) ([]Draft, error) {
+	byID := map[string]Item{}
+	for _, it := range items {
+		byID[it.ID] = it
+	}
+	var out []Draft
+	for i, h := range hs {
+		it, ok := byID[h.Item]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("hand-written draft %d: no item %s", i+1, h.Item)
+		case !strings.Contains(it.Passage, h.Same):
+			return nil, fmt.Errorf("hand-written draft %d: %s's passage does not write %q", i+1, h.Item, h.Same)
+		case !strings.Contains(h.Draft, h.Form) || !strings.Contains(h.Draft, "[S1]"):
+			return nil, fmt.Errorf("hand-written draft %d: the draft must write %q and cite [S1]", i+1, h.Form)
+		case strings.Contains(strings.ToLower(it.Passage), strings.ToLower(h.Form)):
+			return nil, fmt.Errorf("hand-written draft %d: %s's passage already writes %q", i+1, h.Item, h.Form)
+		}
+		out = append(out, Draft{ID: fmt.Sprintf("%s/h%d", h.Item, i+1), Item: h.Item, Kind: KindOtherForm, Draft: h.Draft,
+			Sources: []string{h.Item}, Passages: []string{it.Passage}, Expect: Verified, Note: "hand-written: " + h.Same + " → " + h.Form})
+	}
+	return out, nil
 }

@@ -25,16 +25,30 @@ const (
 
 // TestEvalDrafts runs strata_verify's checks on the drafts built from the
 // answer eval set's gold passages (eval/verify) and asserts the floors.
-// STRATA_EVAL_VERIFY_DRAFTS=path writes the drafts as JSON lines.
+// STRATA_EVAL_VERIFY_UPDATE=1 rewrites eval/verify/drafts.jsonl.
 func TestEvalDrafts(t *testing.T) {
 	if os.Getenv("STRATA_EVAL") != "1" {
 		t.Skip("set STRATA_EVAL=1 to run the verification evaluation")
 	}
 	ds := evalDrafts(t)
-	if out := os.Getenv("STRATA_EVAL_VERIFY_DRAFTS"); out != "" {
-		if err := verifyeval.WriteJSONL(out, ds); err != nil {
+	// The drafts are kept in eval/verify/drafts.jsonl for review: a change
+	// to the generator shows there.
+	golden := filepath.Join(evalDir, "verify", "drafts.jsonl")
+	if os.Getenv("STRATA_EVAL_VERIFY_UPDATE") == "1" {
+		if err := verifyeval.WriteJSONL(golden, ds); err != nil {
 			t.Fatal(err)
 		}
+	}
+	tmp := filepath.Join(t.TempDir(), "drafts.jsonl")
+	if err := verifyeval.WriteJSONL(tmp, ds); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(tmp); string(got) != string(want) {
+		t.Errorf("the drafts differ from %s: rerun with STRATA_EVAL_VERIFY_UPDATE=1 and review the diff", golden)
 	}
 	if len(ds) < minDrafts {
 		t.Fatalf("%d drafts, want at least %d", len(ds), minDrafts)
@@ -89,13 +103,14 @@ func TestEvalDrafts(t *testing.T) {
 	}
 }
 
-// evalDrafts builds the drafts over the answer set's gold passages: each
-// question's first gold quote with 300 bytes either side.
+// evalDrafts builds the drafts over the answer set's gold passages (each
+// question's first gold quote with 300 bytes either side), and the
+// hand-written ones.
 func evalDrafts(t *testing.T) []verifyeval.Draft {
 	t.Helper()
 	corpora := filepath.Join(testenv.SharedDir(t), "corpora")
 	testenv.Require(t, corpora, "the shared corpora")
-	dir := filepath.Join("..", "..", "..", "eval", "answers")
+	dir := filepath.Join(evalDir, "answers")
 	layers, err := answers.LoadLayers(filepath.Join(dir, "layers.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -124,8 +139,20 @@ func evalDrafts(t *testing.T) []verifyeval.Draft {
 		}
 		items = append(items, verifyeval.Item{ID: q.ID, Passage: p, Quote: g.Quote})
 	}
-	return verifyeval.Generate(items)
+	ds := verifyeval.Generate(items)
+	hs, err := verifyeval.LoadHandwritten(filepath.Join(evalDir, "verify", "handwritten.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := verifyeval.HandwrittenDrafts(hs, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(ds, more...)
 }
+
+// evalDir is the repository's eval folder.
+var evalDir = filepath.Join("..", "..", "..", "eval")
 
 func flagNames(r verify.Result, text string) bool {
 	for _, f := range r.Flags {
