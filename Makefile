@@ -36,10 +36,10 @@ bench: ## run the benchmarks (medians over repeated runs)
 eval: ## SciFact nDCG@10 and Recall@100 for lexical, vector, hybrid and strata_ask, and strata_ask on the answer set; fails under the floors (slow: 22 min measured on 2 busy cores, most of it embedding)
 	@STRATA_EVAL=1 bash scripts/test.sh -run 'TestEvalSciFact|TestEvalAskSciFact|TestEvalAskAnswers' -v -timeout 90m ./queryd/internal/search/
 
-eval-answers: ## answer quality on our question set (eval/answers): hit@1, hit@5, MRR per kind, confidence, cost (SPLIT=test|train|both); strata_ask's statuses; extractive sentences (also on SciFact's evidence sentences)
+eval-answers: ## answer quality on our question set (eval/answers): hit@1, hit@5, MRR per kind, confidence, cost (SPLIT=test|train|both); strata_ask's statuses; extractive sentences (also on SciFact's evidence sentences); strata_verify on our drafts
 	@STRATA_EVAL=1 STRATA_EVAL_SPLIT=$${SPLIT:-test} STRATA_EVAL_ANSWERS_DATABASE_URL=$${STRATA_EVAL_ANSWERS_DATABASE_URL:-$${STRATA_EVAL_DATABASE_URL:-}} \
-		bash scripts/test.sh -run 'TestEvalAnswers|TestEvalAskAnswers|TestEvalExtractiveAnswers|TestEvalSentencesSciFact' -v -timeout 90m \
-		./queryd/internal/search/ ./queryd/internal/ask/
+		bash scripts/test.sh -run 'TestEvalAnswers|TestEvalAskAnswers|TestEvalExtractiveAnswers|TestEvalSentencesSciFact|TestEvalDrafts' -v -timeout 90m \
+		./queryd/internal/search/ ./queryd/internal/ask/ ./queryd/internal/verify/
 
 eval-learning: ## the learning replay on the answer set: train paraphrases rephrased after a miss, the promoter, the test split before and after (STRATA_EVAL_LEARN_DATABASE_URL: a database of its own)
 	@STRATA_EVAL=1 bash scripts/test.sh -run 'TestEvalLearningReplay' -v -timeout 90m ./queryd/internal/search/

@@ -42,7 +42,7 @@ var (
 	dmyRe      = regexp.MustCompile(`(?i)\b([0-9]{1,2})(?:st|nd|rd|th)?\.?\s+` + monthPat + `,?\s+([0-9]{4})\b`)
 	mdyRe      = regexp.MustCompile(`(?i)\b` + monthPat + `\s+([0-9]{1,2})(?:st|nd|rd|th)?,?\s+([0-9]{4})\b`)
 	dotDateRe  = regexp.MustCompile(`\b([0-9]{1,2})\.([0-9]{1,2})\.([0-9]{4})\b`)
-	currency   = `(EUR|USD|GBP|CHF|JPY|SEK|NOK|DKK|PLN|CAD|AUD|€|\$|£|¥)`
+	currency   = `(\b(?:EUR|USD|GBP|CHF|JPY|SEK|NOK|DKK|PLN|CAD|AUD)|€|\$|£|¥)` // a code starts a word: not the eur of base_fee_eur
 	currWords  = `(euros?|dollars?|pounds?|francs?)`
 	scale      = `(?:\s*(thousand|million|billion|bn|m|k)\b)?`
 	amountPre  = regexp.MustCompile(`(?i)` + currency + `\s?(` + numPat + `)` + scale)
@@ -54,13 +54,18 @@ var (
 		regexp.MustCompile(`\b[A-Za-z]{1,6}-[0-9]{1,6}\b`),                                   // AT-44
 		regexp.MustCompile(`\b[A-Z]{1,6}[0-9]{2,6}[A-Z]?\b`),                                 // AC01, W123
 	}
-	anyNumberRe = regexp.MustCompile(numPat)
-	numberRe    = regexp.MustCompile(`(?:^|[^0-9A-Za-z.,])(-?(?:` + numPat + `))(?:$|[^0-9A-Za-z])`)
-	wordNums    = map[string]int{"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+	// anyNumberRe finds numbers anywhere, also glued to letters (AC01,
+	// EUR1000), but never a number cut off before a digit: 1,1999 is one
+	// number, not 1,199 and 9.
+	anyNumberRe = regexp.MustCompile(`(` + numPat + `)(?:$|[^0-9])`)
+	// numberRe is a number on its own; what may stand before it is checked
+	// by numberFree, since a match must not take it from the match before.
+	numberRe = regexp.MustCompile(`(-?(?:` + numPat + `))(?:$|[^0-9A-Za-z])`)
+	wordNums = map[string]int{"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
 		"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
 		"sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
 		"fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
-	wordNumRe = regexp.MustCompile(`(?i)\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)(?:[- ](one|two|three|four|five|six|seven|eight|nine))?\b`)
+	wordNumRe = regexp.MustCompile(`(?i)\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred)(?:[- ](one|two|three|four|five|six|seven|eight|nine))?(?:\s+(hundred|thousand|million|billion))?\b`)
 )
 
 var currencyCode = map[string]string{"€": "EUR", "$": "USD", "£": "GBP", "¥": "JPY",
@@ -76,10 +81,13 @@ func normCurrency(c string) string {
 // groupMarks are the thousands separators dropped before parsing.
 var groupMarks = strings.NewReplacer(" ", "", "\u00a0", "", "'", "")
 
+var wordScales = map[string]float64{"hundred": 100, "thousand": 1e3, "million": 1e6, "billion": 1e9}
+
 var scales = map[string]float64{"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 1e6, "billion": 1e9, "bn": 1e9}
 
 // numbers parses a written number; an ambiguous one gives each reading:
-// 1.000,00 and 1,000.00 are 1000; 1.000 is 1000 or 1; 7,5 is 7.5.
+// 1.000,00 and 1,000.00 are 1000; 1.250 is 1250 or 1.25, but 1.000 only
+// 1000 (nobody writes three zero decimals for a whole number); 7,5 is 7.5.
 func numbers(s string) []float64 {
 	s = groupMarks.Replace(s)
 	neg := strings.HasPrefix(s, "-")
@@ -95,9 +103,9 @@ func numbers(s string) []float64 {
 		}
 	case comma >= 0:
 		groups := strings.Split(s, ",")
-		if len(groups) > 2 || len(groups[1]) == 3 { // 1,000 or 1,000,000 (and 1,000 read as decimal too)
+		if len(groups) > 2 || len(groups[1]) == 3 { // 1,000 or 1,000,000 (and 1,250 read as decimal too)
 			readings = append(readings, strings.ReplaceAll(s, ",", ""))
-			if len(groups) == 2 {
+			if len(groups) == 2 && groups[1] != "000" { // no one writes 5,000 for five
 				readings = append(readings, strings.ReplaceAll(s, ",", "."))
 			}
 		} else { // 7,5
@@ -109,8 +117,11 @@ func numbers(s string) []float64 {
 			readings = []string{strings.ReplaceAll(s, ".", "")}
 		} else {
 			readings = []string{s}
-			if len(groups[1]) == 3 { // 1.000 may be a thousand
+			if len(groups[1]) == 3 { // 1.250 may be a thousand and more
 				readings = append(readings, strings.ReplaceAll(s, ".", ""))
+				if groups[1] == "000" { // and 1.000 is a thousand, not one
+					readings = readings[1:]
+				}
 			}
 		}
 	default:
@@ -231,7 +242,7 @@ func Facts(text string) []Fact {
 		}
 		add(KindClause, r.Start, r.End, []string{KindClause + ":" + strings.ToLower(r.Number)})
 	}
-	for _, m := range numberRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range groupMatches(numberRe, text, numberFree) {
 		var keys []string
 		for _, v := range numbers(text[m[2]:m[3]]) {
 			keys = append(keys, KindNumber+":"+numKey(v))
@@ -242,6 +253,9 @@ func Facts(text string) []Fact {
 		v := wordNums[strings.ToLower(text[m[2]:m[3]])]
 		if m[4] >= 0 {
 			v += wordNums[strings.ToLower(text[m[4]:m[5]])]
+		}
+		if m[6] >= 0 { // five thousand is 5000, not 5
+			v *= int(wordScales[strings.ToLower(text[m[6]:m[7]])])
 		}
 		add(KindNumber, m[0], m[1], []string{KindNumber + ":" + strconv.Itoa(v)})
 	}
@@ -289,8 +303,13 @@ func indexOf(passage string) index {
 			ix.keys[k] = true
 		}
 	}
-	// Numbers inside other facts.
-	for _, m := range anyNumberRe.FindAllString(passage, -1) {
+	// Numbers inside other facts, but not the tail of a dotted number:
+	// the 2 of clause 1.1.2 is no number 2 (a year after a dotted date is).
+	for _, at := range groupMatches(anyNumberRe, passage, nil) {
+		m := passage[at[2]:at[3]]
+		if dottedTail(passage, at[2]) && len(m) != 4 {
+			continue
+		}
 		for _, v := range numbers(m) {
 			ix.keys[KindNumber+":"+numKey(v)] = true
 		}
@@ -301,6 +320,43 @@ func indexOf(passage string) index {
 		}
 	}
 	return ix
+}
+
+// groupMatches is FindAllStringSubmatchIndex for a pattern whose group 1
+// is followed by a guard character, going on from the group's end so that
+// the guard can stand before the next match (the slash of 12/23/2013 leads
+// into 23). A match whose group the byte before does not allow (before
+// reports false) is passed over.
+func groupMatches(re *regexp.Regexp, text string, before func(prev byte) bool) [][]int {
+	var out [][]int
+	for pos := 0; pos < len(text); {
+		m := re.FindStringSubmatchIndex(text[pos:])
+		if m == nil {
+			break
+		}
+		for i := range m {
+			if m[i] >= 0 {
+				m[i] += pos
+			}
+		}
+		if before != nil && m[2] > 0 && !before(text[m[2]-1]) {
+			pos = m[2] + 1
+			continue
+		}
+		out = append(out, m)
+		pos = max(m[3], pos+1)
+	}
+	return out
+}
+
+// numberFree reports whether a number may start after prev: not inside a
+// word or a longer number.
+func numberFree(prev byte) bool { return !isWordByte(prev) && prev != '.' && prev != ',' }
+
+// dottedTail reports whether the number at offset a of s continues a
+// number before it, as 2 does in 1.1.2.
+func dottedTail(s string, a int) bool {
+	return a >= 2 && (s[a-1] == '.' || s[a-1] == ',') && s[a-2] >= '0' && s[a-2] <= '9'
 }
 
 // holds reports whether the passage index holds fact f. A clause

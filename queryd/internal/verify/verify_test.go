@@ -181,3 +181,43 @@ func TestMarkQuotes(t *testing.T) {
 		t.Errorf("no quote: %q", got)
 	}
 }
+
+// TestFactsFoundInTheEval covers what the drafts evaluation (TestEvalDrafts)
+// found: a clause number's tail is no number of its own, a number word's
+// scale counts, 5,000 is not five, a currency code inside an identifier
+// makes no amount, and numbers next to each other (12/23/2013, 1,1999,
+// 10-20) are read whole and each on its own.
+func TestFactsFoundInTheEval(t *testing.T) {
+	t.Parallel()
+	flagged := []struct{ draft, passage, flag string }{
+		{"Rec. T.6 page 2 says so [S1].", "1.1.2 Recommendation T.6 defines the coding schemes.", "2"},
+		{"Hosting for five thousand websites [S1].", "within five (5) years", "five thousand"},
+		{"Hosting for 5,000 websites [S1].", "within five (5) years", "5,000"},
+		{"A fee of 1.000 applies [S1].", "one fee applies", "1.000"},
+		{"Filed on 12/24/2013 [S1].", "10-Q, 12/23/2013", "24"},
+		{"It begins on June 1,1990 [S1].", "shall begin on June 1,1999 and end", "1,1990"},
+		{"Between 10 and 25 days [S1].", "between 10-20 days", "25"},
+	}
+	for _, c := range flagged {
+		r := Check(c.draft, []string{c.passage})
+		if r.Status != Flagged || len(r.Flags) != 1 || r.Flags[0].Text != c.flag {
+			t.Errorf("%q against %q: %s %+v, want %q flagged", c.draft, c.passage, r.Status, r.Flags, c.flag)
+		}
+	}
+	verified := []struct{ draft, passage string }{
+		{"Hosting for five thousand (5,000) websites [S1].", "services for five thousand (5,000) websites"},
+		{"Hosting for 5000 websites [S1].", "services for five thousand websites"},
+		{"The base fee is 9.80 [S1].", "| base_fee_eur | 9.80 |"},
+		{"The column base_fee_eur 9.80 is the fee [S1].", "base_fee_eur: 9.80"},
+		{"It was dated 2026 [S1].", "dated 4.11.2026"},
+		{"The cap is 1.250 [S1].", "a cap of 1,25"},
+		{"Filed on 12/23/2013 [S1].", "10-Q, 12/23/2013"},
+		{"Between 10-20 days [S1].", "between 10 and 20 days"},
+		{"It begins on June 1,1999 [S1].", "shall begin on June 1,1999 and end"},
+	}
+	for _, c := range verified {
+		if r := Check(c.draft, []string{c.passage}); r.Status != Verified {
+			t.Errorf("%q against %q: %s %+v", c.draft, c.passage, r.Status, r.Flags)
+		}
+	}
+}
