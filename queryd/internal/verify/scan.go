@@ -3,6 +3,7 @@ package verify
 import (
 	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // Case-insensitive patterns that begin with one of a few words (a currency,
@@ -12,10 +13,13 @@ import (
 // (or at a byte outside ASCII, where Unicode case folding might make one).
 type leadScan struct {
 	re       *regexp.Regexp // the pattern, unanchored
-	anchored *regexp.Regexp // the same, anchored at the start
-	leads    []string       // lower-case ASCII words a match starts with
-	symbols  []string       // non-letter starts (€, $, …), matched as written
-	boundary bool           // the pattern starts with \b
+	anchored *regexp.Regexp // the same, anchored at the start of the text
+	// inText is the pattern anchored after one character, so that a \b
+	// in it sees the character before the candidate.
+	inText   *regexp.Regexp
+	leads    []string // lower-case ASCII words a match starts with
+	symbols  []string // non-letter starts (€, $, …), matched as written
+	boundary bool     // the pattern starts with \b
 }
 
 func newLeadScan(re *regexp.Regexp, boundary bool, leads, symbols []string) *leadScan {
@@ -24,10 +28,8 @@ func newLeadScan(re *regexp.Regexp, boundary bool, leads, symbols []string) *lea
 	if strings.HasPrefix(src, "(?i)") {
 		flags, src = "(?i)", src[len("(?i)"):]
 	}
-	if boundary {
-		src = strings.TrimPrefix(src, `\b`)
-	}
-	return &leadScan{re: re, anchored: regexp.MustCompile(flags + `^(?:` + src + `)`), leads: leads, symbols: symbols, boundary: boundary}
+	return &leadScan{re: re, anchored: regexp.MustCompile(flags + `^(?:` + src + `)`),
+		inText: regexp.MustCompile(flags + `^(?s:.)(?:` + src + `)`), leads: leads, symbols: symbols, boundary: boundary}
 }
 
 // asciiWord is \w, the class \b is defined by.
@@ -41,6 +43,9 @@ func (l *leadScan) candidate(text string, i int) bool {
 		return false // no \b here
 	}
 	c := text[i]
+	if c&0xC0 == 0x80 {
+		return false // inside a character
+	}
 	if c >= 0x80 {
 		return true
 	}
@@ -65,14 +70,23 @@ func (l *leadScan) FindAllStringSubmatchIndex(text string) [][]int {
 		if !l.candidate(text, i) {
 			continue
 		}
-		m := l.anchored.FindStringSubmatchIndex(text[i:])
+		var m []int
+		if i == 0 {
+			m = l.anchored.FindStringSubmatchIndex(text)
+		} else {
+			_, size := utf8.DecodeLastRuneInString(text[:i])
+			j := i - size
+			if m = l.inText.FindStringSubmatchIndex(text[j:]); m != nil {
+				for k := range m {
+					if m[k] >= 0 {
+						m[k] += j
+					}
+				}
+				m[0] = i
+			}
+		}
 		if m == nil {
 			continue
-		}
-		for k := range m {
-			if m[k] >= 0 {
-				m[k] += i
-			}
 		}
 		out = append(out, m)
 		i = m[1] - 1
