@@ -221,3 +221,52 @@ func TestFactsFoundInTheEval(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSentences: the draft splitter never panics; sentences are in order,
+// within the draft, and each cites a number from 0 to 999 once (S0 as
+// written: Check flags it as no passage given).
+func FuzzSentences(f *testing.F) {
+	f.Add("It ends [S1]. Clause 7.2 says so [S1, S2].\n\"Quoted [S3].\" [S4]")
+	f.Add("[S1][S2]; [S3] next. é… [S 1] [S1000]")
+	f.Fuzz(func(t *testing.T, draft string) {
+		prev := 0
+		for _, s := range Sentences(draft) {
+			if s.Start < prev || s.End < s.Start || s.End > len(draft) {
+				t.Fatalf("sentence %d..%d after %d in a draft of %d bytes", s.Start, s.End, prev, len(draft))
+			}
+			prev = s.End
+			seen := map[int]bool{}
+			for _, c := range s.Cites {
+				if c < 0 || c > 999 || seen[c] {
+					t.Fatalf("cites %v", s.Cites)
+				}
+				seen[c] = true
+			}
+		}
+	})
+}
+
+// FuzzFacts: the fact reader never panics; facts are within the text, do
+// not overlap, quote the text they cover, and have keys.
+func FuzzFacts(f *testing.F) {
+	f.Add("EUR 1.000,00 on 2026-11-04, thirty (30) days, 12/23/2013, 7.2 %, AT-44, § 4a, June 1,1999")
+	f.Add("€5k ¥ 3 million ſeptember 4, 2026 five thousand 10-20")
+	f.Fuzz(func(t *testing.T, text string) {
+		facts := Facts(text)
+		covered := make([]bool, len(text)+1)
+		for _, fc := range facts {
+			if fc.Start < 0 || fc.End > len(text) || fc.Start >= fc.End {
+				t.Fatalf("fact %q at %d..%d in %d bytes", fc.Text, fc.Start, fc.End, len(text))
+			}
+			if text[fc.Start:fc.End] != fc.Text || len(fc.Keys) == 0 {
+				t.Fatalf("fact %+v", fc)
+			}
+			for i := fc.Start; i < fc.End; i++ {
+				if covered[i] {
+					t.Fatalf("facts overlap at %d: %+v", i, facts)
+				}
+				covered[i] = true
+			}
+		}
+	})
+}
