@@ -143,7 +143,13 @@ func New(opt Options) *Asker {
 	}
 	if opt.RerankHigh <= 0 {
 		opt.RerankHigh, opt.RerankMedium = RerankHigh, RerankMedium
-		if m, ok := opt.Reranker.(Marked); ok {
+		// The reranker's own marks; with reranking off, the sentence
+		// scorer's (its scores are judged on the same marks).
+		var scorer any = opt.Reranker
+		if opt.Reranker == nil {
+			scorer = opt.Sentences
+		}
+		if m, ok := scorer.(Marked); ok {
 			if h, med, ok := m.Marks(); ok {
 				opt.RerankHigh, opt.RerankMedium = h, med
 			}

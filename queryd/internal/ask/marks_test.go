@@ -28,6 +28,10 @@ func TestMarks(t *testing.T) {
 	if h, m := New(Options{Reranker: Texts{overlap{}}}).Marks(); h != RerankHigh || m != RerankMedium {
 		t.Errorf("text reranker: marks %v / %v, want the defaults", h, m)
 	}
+	// Reranking off: the offline sentence scorer's marks.
+	if h, m := New(Options{Sentences: OfflineSentences{Model: lrank.Default}}).Marks(); h != measured.High || m != measured.Medium {
+		t.Errorf("offline sentence scorer: marks %v / %v, want %+v", h, m, measured)
+	}
 	if h, m := New(Options{Reranker: Offline{Model: lrank.Default}, RerankHigh: 0.9, RerankMedium: 0.3}).Marks(); h != 0.9 || m != 0.3 {
 		t.Errorf("marks given: %v / %v", h, m)
 	}

@@ -20,6 +20,12 @@ func (o Offline) Marks() (high, medium float64, ok bool) {
 	return m.High, m.Medium, ok
 }
 
+// Marks are the offline model's measured status marks, which its sentence
+// scores are judged on too.
+func (o OfflineSentences) Marks() (high, medium float64, ok bool) {
+	return Offline{Model: o.Model}.Marks()
+}
+
 // Rerank scores the candidates.
 func (o Offline) Rerank(_ context.Context, question string, cands []retrieve.Candidate) ([]float64, error) {
 	cs := make([]lrank.Candidate, len(cands))
