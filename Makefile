@@ -46,9 +46,9 @@ eval-learning: ## the learning replay on the answer set: train paraphrases rephr
 
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-train-reranker: ## fit the offline reranker on SciFact train (grouped CV), report test, rewrite queryd/internal/lrank/weights.go
+train-reranker: ## fit the offline reranker on SciFact train + the answer set's train split (grouped CV), report test, rewrite queryd/internal/lrank/weights.go (STRATA_EVAL_DATABASE_URL: SciFact's layer; STRATA_EVAL_ANSWERS_DATABASE_URL: the answer set's; STRATA_RERANK_JUDGED=PATH keeps the judged lists)
 	STRATA_EVAL=1 STRATA_TRAIN_RERANKER=1 STRATA_WRITE_WEIGHTS=$(CURDIR)/queryd/internal/lrank/weights.go \
-		$(GO) test -run TestTrainReranker -timeout 3h -v ./queryd/internal/search/
+		bash scripts/test.sh -run 'TestTrainReranker$$' -timeout 3h -v ./queryd/internal/search/
 	gofmt -w queryd/internal/lrank/weights.go
 
 train-sentences: ## fit the extractive sentence model on SciFact's evidence sentences, compare on the answer set's train split, rewrite queryd/internal/ask/sentence_weights.go

@@ -31,15 +31,18 @@ const DefaultBudget = 1500
 // as written among them.
 const MaxVariants = 4
 
-// The marks on the rerank basis: the reranker's probability. The high mark
-// is the spec's; the medium mark was measured for the offline reranker on
-// the answer set's train split (docs/ask.md, "Measured"): 0.45 answers
-// more questions than 0.5 and is the lowest that keeps unanswerable ones
-// not_found at the 0.85 or more, layer named and routed.
+// The default marks on the rerank basis, the reranker's probability: the
+// spec's, for a reranker without measured marks (Marked).
 const (
 	RerankHigh   = 0.8
-	RerankMedium = 0.45
+	RerankMedium = 0.5
 )
+
+// Marked is a reranker whose status marks were measured (the offline
+// reranker's are in lrank.MeasuredMarks); ok is false when they were not.
+type Marked interface {
+	Marks() (high, medium float64, ok bool)
+}
 
 // Reranker scores candidates against a question; scores are probabilities
 // in 0..1, one per candidate, in order. See rerankers.go for the offline
@@ -93,7 +96,7 @@ type Options struct {
 	Reranker   Reranker
 	NoReranker string
 	// RerankHigh and RerankMedium are the reranker's marks (0: the
-	// defaults).
+	// reranker's measured marks when it is Marked, else the defaults).
 	RerankHigh, RerankMedium float64
 	// Rewriter is nil without a rewrite provider: the question is searched
 	// as written.
@@ -143,6 +146,17 @@ func New(opt Options) *Asker {
 	}
 	if opt.RerankHigh <= 0 {
 		opt.RerankHigh, opt.RerankMedium = RerankHigh, RerankMedium
+		// The reranker's own marks; with reranking off, the sentence
+		// scorer's (its scores are judged on the same marks).
+		var scorer any = opt.Reranker
+		if opt.Reranker == nil {
+			scorer = opt.Sentences
+		}
+		if m, ok := scorer.(Marked); ok {
+			if h, med, ok := m.Marks(); ok {
+				opt.RerankHigh, opt.RerankMedium = h, med
+			}
+		}
 	}
 	lg := opt.Logger
 	if lg == nil {
@@ -151,6 +165,9 @@ func New(opt Options) *Asker {
 	opt.extractiveDefaults(lg)
 	return &Asker{opt: opt, log: lg}
 }
+
+// Marks are the status marks on the rerank basis in use.
+func (a *Asker) Marks() (high, medium float64) { return a.opt.RerankHigh, a.opt.RerankMedium }
 
 // stage reports the time since t0 to OnStage and returns now.
 func (a *Asker) stage(name string, t0 time.Time) time.Time {

@@ -14,6 +14,18 @@ type Offline struct{ Model lrank.Model }
 // Name is the model's version.
 func (o Offline) Name() string { return o.Model.Version }
 
+// Marks are the model's measured status marks (lrank.MeasuredMarks).
+func (o Offline) Marks() (high, medium float64, ok bool) {
+	m, ok := lrank.MeasuredMarks[o.Model.Version]
+	return m.High, m.Medium, ok
+}
+
+// Marks are the offline model's measured status marks, which its sentence
+// scores are judged on too.
+func (o OfflineSentences) Marks() (high, medium float64, ok bool) {
+	return Offline{Model: o.Model}.Marks()
+}
+
 // Rerank scores the candidates.
 func (o Offline) Rerank(_ context.Context, question string, cands []retrieve.Candidate) ([]float64, error) {
 	cs := make([]lrank.Candidate, len(cands))

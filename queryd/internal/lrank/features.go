@@ -24,6 +24,9 @@ type Candidate struct {
 	Text       string
 	ClausePath string
 	File       string
+	// DocumentID is its document's id (candidates of one document share
+	// it; 0 is a document of its own).
+	DocumentID int64
 	// LexRank and VecRank are its place in the lexical and vector channels
 	// (0: that channel did not return it); LexScore its BM25 score.
 	LexRank, VecRank int
@@ -37,29 +40,41 @@ type Candidate struct {
 	ExactTerms int
 }
 
-// FeatureNames name Features' columns, in order.
+// FeatureNames name Features' columns, in order. None reads the BM25
+// score's own scale, which differs between corpora and between the lexical
+// channel's settings (the document evidence adds to it): the score is read
+// over the list's best only.
 var FeatureNames = []string{
-	"bm25_rel",      // BM25 over the list's best BM25 (0 without one)
-	"bm25_log",      // log(1 + BM25)
-	"lex_rr",        // 1 / lexical rank
-	"cosine",        // similarity to the question
-	"vec_rr",        // 1 / vector rank
-	"fused_rr",      // 1 / fused rank
-	"coverage",      // share of the question's content terms present
-	"idf_coverage",  // the same, each term weighted by its rarity in the list
-	"proximity",     // how tightly the present terms cluster
-	"heading_match", // share of content terms in the clause path or file name
-	"exact_terms",   // 1 when it holds an exact term the question names
+	"bm25_rel",        // BM25 over the list's best BM25 (0 without one)
+	"lex_rr",          // 1 / lexical rank
+	"cosine",          // similarity to the question
+	"cosine_gap",      // similarity less the list's best similarity
+	"vec_rr",          // 1 / vector rank
+	"fused_rr",        // 1 / fused rank
+	"coverage",        // share of the question's content terms in the text
+	"idf_coverage",    // the same, each term weighted by its rarity in the list
+	"doc_coverage",    // idf_coverage counting terms in the file name or clause path too
+	"proximity",       // how tightly the present terms cluster
+	"heading_match",   // share of content terms in the clause path or file name
+	"doc_share",       // share of the list's candidates from the same document
+	"exact_terms",     // 1 when it holds an exact term the question names
+	"clause_coverage", // idf_coverage of the terms its file name and clause path do not hold
+	"coverage_gap",    // idf_coverage less the list's best
 }
 
 // Features returns one row of FeatureNames per candidate.
 func Features(question string, cands []Candidate) [][]float64 {
 	qterms := uniq(terms(question))
-	bestLex := 0.0
+	bestLex, bestSim := 0.0, math.Inf(-1)
 	docTerms := make([][]string, len(cands))
 	df := map[string]int{}
+	perDoc := map[int64]int{}
 	for i, c := range cands {
 		bestLex = math.Max(bestLex, c.LexScore)
+		bestSim = math.Max(bestSim, c.Similarity)
+		if c.DocumentID != 0 {
+			perDoc[c.DocumentID]++
+		}
 		docTerms[i] = terms(c.Text)
 		seen := map[string]bool{}
 		for _, t := range docTerms[i] {
@@ -77,16 +92,18 @@ func Features(question string, cands []Candidate) [][]float64 {
 		if bestLex > 0 {
 			f[0] = c.LexScore / bestLex
 		}
-		f[1] = math.Log1p(c.LexScore)
-		f[2] = rr(c.LexRank)
-		f[3] = c.Similarity
+		f[1] = rr(c.LexRank)
+		f[2] = c.Similarity
+		f[3] = c.Similarity - bestSim
 		f[4] = rr(c.VecRank)
 		f[5] = rr(c.FusedRank)
 		present := map[string]bool{}
 		for _, t := range docTerms[i] {
 			present[t] = true
 		}
-		var have, wHave, wAll float64
+		inHead := headingTerms(qterms, c.ClausePath, c.File)
+		var have, wHave, wAll, wDoc, wRest, wRestHave float64
+		heads := 0
 		for _, t := range qterms {
 			w := idf(t)
 			wAll += w
@@ -94,33 +111,84 @@ func Features(question string, cands []Candidate) [][]float64 {
 				have++
 				wHave += w
 			}
-		}
-		if len(qterms) > 0 {
-			f[6] = have / float64(len(qterms))
-		}
-		if wAll > 0 {
-			f[7] = wHave / wAll
-		}
-		f[8] = proximity(qterms, docTerms[i])
-		head := map[string]bool{}
-		for _, t := range terms(c.ClausePath + " " + c.File) {
-			head[t] = true
-		}
-		hits := 0
-		for _, t := range qterms {
-			if head[t] {
-				hits++
+			if inHead[t] {
+				heads++
+			}
+			if present[t] || inHead[t] {
+				wDoc += w
+			}
+			if !inHead[t] {
+				wRest += w
+				if present[t] {
+					wRestHave += w
+				}
 			}
 		}
 		if len(qterms) > 0 {
-			f[9] = float64(hits) / float64(len(qterms))
+			f[6] = have / float64(len(qterms))
+			f[10] = float64(heads) / float64(len(qterms))
+		}
+		if wAll > 0 {
+			f[7] = wHave / wAll
+			f[8] = wDoc / wAll
+		}
+		f[9] = proximity(qterms, docTerms[i])
+		if n > 0 {
+			share := 1.0
+			if c.DocumentID != 0 {
+				share = float64(perDoc[c.DocumentID])
+			}
+			f[11] = share / n
 		}
 		if c.ExactTerms > 0 {
-			f[10] = 1
+			f[12] = 1
+		}
+		if wRest > 0 {
+			f[13] = wRestHave / wRest
+		} else {
+			f[13] = 1
 		}
 		out[i] = f
 	}
+	best := 0.0
+	for _, f := range out {
+		best = math.Max(best, f[7])
+	}
+	for _, f := range out {
+		f[14] = f[7] - best
+	}
 	return out
+}
+
+// headingTerms are the question's terms that its clause path holds as a
+// term, or its file name holds anywhere in its letters and digits (file
+// names run words together: "MERCATAINC_...SPONSORSHIP AGREEMENT.txt"
+// holds mercata and sponsorship). A term under 4 characters must be a
+// whole term of either.
+func headingTerms(qterms []string, clausePath, file string) map[string]bool {
+	out := map[string]bool{}
+	whole := map[string]bool{}
+	for _, t := range terms(clausePath + " " + file) {
+		whole[t] = true
+	}
+	squashed := squash(file)
+	for _, t := range qterms {
+		if whole[t] || (len(t) >= 4 && strings.Contains(squashed, t)) {
+			out[t] = true
+		}
+	}
+	return out
+}
+
+// squash is s in lower case with only its letters and digits.
+func squash(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 func rr(rank int) float64 {

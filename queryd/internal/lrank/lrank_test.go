@@ -2,6 +2,8 @@ package lrank
 
 import (
 	"math"
+	"os"
+	"strconv"
 	"testing"
 )
 
@@ -12,15 +14,7 @@ func TestFeatures(t *testing.T) {
 		{Text: "Payment is due within thirty days.", VecRank: 1, Similarity: 0.6, FusedRank: 2},
 	}
 	f := Features("What notice period for termination?", cands)
-	col := func(name string) int {
-		for i, n := range FeatureNames {
-			if n == name {
-				return i
-			}
-		}
-		t.Fatalf("no feature %s", name)
-		return -1
-	}
+	col := func(name string) int { return col(t, name) }
 	if got := f[0][col("coverage")]; got != 1 {
 		t.Errorf("coverage of the passage holding notice, period, termination: %v", got)
 	}
@@ -32,6 +26,12 @@ func TestFeatures(t *testing.T) {
 	}
 	if got := f[0][col("heading_match")]; math.Abs(got-1.0/3) > 1e-9 {
 		t.Errorf("heading match (termination of 3 terms): %v", got)
+	}
+	if got := f[1][col("cosine_gap")]; got != 0 {
+		t.Errorf("cosine gap of the most similar passage: %v", got)
+	}
+	if got := f[0][col("cosine_gap")]; math.Abs(got+0.1) > 1e-9 {
+		t.Errorf("cosine gap 0.5 under 0.6: %v", got)
 	}
 	// "notice period" adjacent, "termination" 3 terms later (stopwords
 	// out): 3 terms in a window of 5.
@@ -51,11 +51,11 @@ func TestFitSeparates(t *testing.T) {
 	for i := range 200 {
 		f := make([]float64, len(FeatureNames))
 		rel := i%4 == 0
-		f[6] = 0.2
+		f[col(t, "coverage")] = 0.2
 		if rel {
-			f[6] = 0.9
+			f[col(t, "coverage")] = 0.9
 		}
-		f[3] = float64(i%7) / 10 // noise
+		f[col(t, "cosine")] = float64(i%7) / 10 // noise
 		ex = append(ex, Example{F: f, Rel: rel, Group: i})
 	}
 	m := Fit(ex, 0.01, "test")
@@ -64,7 +64,7 @@ func TestFitSeparates(t *testing.T) {
 	}
 	hi := make([]float64, len(FeatureNames))
 	lo := make([]float64, len(FeatureNames))
-	hi[6], lo[6] = 0.9, 0.2
+	hi[col(t, "coverage")], lo[col(t, "coverage")] = 0.9, 0.2
 	if m.Prob(hi) < 0.8 || m.Prob(lo) > 0.2 {
 		t.Errorf("p(relevant)=%.3f p(not)=%.3f", m.Prob(hi), m.Prob(lo))
 	}
@@ -107,5 +107,149 @@ func TestDefaultModel(t *testing.T) {
 	p := Default.Score("Does vitamin D deficiency raise fracture risk?", cands)
 	if p[0] <= p[1] || p[0] < 0.5 || p[1] > 0.3 {
 		t.Errorf("probabilities %v", p)
+	}
+}
+
+func col(t *testing.T, name string) int {
+	t.Helper()
+	for i, n := range FeatureNames {
+		if n == name {
+			return i
+		}
+	}
+	t.Fatalf("no feature %s", name)
+	return -1
+}
+
+// TestDocumentFeatures: a file name that runs the question's names
+// together counts them (the heading match and the document coverage), and
+// the share of the list from one document.
+func TestDocumentFeatures(t *testing.T) {
+	t.Parallel()
+	cands := []Candidate{
+		{DocumentID: 7, File: "MERCATAINC_03_09_2000-EX-10.21-SPONSORSHIP AGREEMENT.txt",
+			Text: "This Agreement shall be governed by the laws of the State of Washington."},
+		{DocumentID: 7, File: "MERCATAINC_03_09_2000-EX-10.21-SPONSORSHIP AGREEMENT.txt",
+			Text: "Mercata shall pay the sponsorship fee each quarter."},
+		{DocumentID: 9, File: "other.txt", Text: "The weather in Washington."},
+	}
+	f := Features("Which law governs the Mercata sponsorship agreement?", cands)
+	// Content terms: law, govern, mercata, sponsorship, agreement.
+	if got := f[0][col(t, "heading_match")]; math.Abs(got-3.0/5) > 1e-9 {
+		t.Errorf("heading match of mercata, sponsorship, agreement in the file name: %v", got)
+	}
+	if got := f[0][col(t, "coverage")]; math.Abs(got-3.0/5) > 1e-9 {
+		t.Errorf("text coverage (law, govern, agreement): %v", got)
+	}
+	if got := f[0][col(t, "doc_coverage")]; math.Abs(got-1) > 1e-9 {
+		t.Errorf("text or file coverage: %v", got)
+	}
+	if got := f[2][col(t, "doc_coverage")]; got != 0 {
+		t.Errorf("doc coverage of the unrelated passage: %v", got)
+	}
+	if got, want := f[1][col(t, "doc_share")], 2.0/3; math.Abs(got-want) > 1e-9 {
+		t.Errorf("doc share %v, want %v", got, want)
+	}
+	if got, want := f[2][col(t, "doc_share")], 1.0/3; math.Abs(got-want) > 1e-9 {
+		t.Errorf("doc share %v, want %v", got, want)
+	}
+	// A short term must be a whole term of the file name.
+	if h := headingTerms([]string{"ex", "agreement"}, "", "MERCATAINC-EXHIBIT.txt"); h["ex"] || h["agreement"] {
+		t.Errorf("heading terms %v", h)
+	}
+}
+
+// TestFitWeights: a weight counts as that many copies of an example, and
+// the fit is deterministic.
+func TestFitWeights(t *testing.T) {
+	t.Parallel()
+	c := col(t, "coverage")
+	row := func(x float64) []float64 {
+		f := make([]float64, len(FeatureNames))
+		f[c] = x
+		return f
+	}
+	var weighted, copied []Example
+	for i := range 40 {
+		x := float64(i%10) / 10
+		rel := i%3 == 0 && x > 0.3
+		w := float64(1 + i%3)
+		weighted = append(weighted, Example{F: row(x), Rel: rel, W: w})
+		for range int(w) {
+			copied = append(copied, Example{F: row(x), Rel: rel})
+		}
+	}
+	a, b := Fit(weighted, 0.01, "w"), Fit(copied, 0.01, "c")
+	for _, x := range []float64{0, 0.5, 0.9} {
+		if pa, pb := a.Prob(row(x)), b.Prob(row(x)); math.Abs(pa-pb) > 1e-6 {
+			t.Errorf("at %v: weighted %v, copied %v", x, pa, pb)
+		}
+	}
+	if again := Fit(weighted, 0.01, "w"); again.Bias != a.Bias || again.Weights[c] != a.Weights[c] {
+		t.Errorf("two fits differ: %v / %v", a, again)
+	}
+}
+
+// TestEvaluate: nDCG counts a document once, at its best candidate, and
+// the answer set's gold-first share and separation.
+func TestEvaluate(t *testing.T) {
+	t.Parallel()
+	js := []Judged{
+		{Set: SetSciFact, Cands: make([]Candidate, 3), Docs: []string{"a", "a", "b"}, Rel: []bool{false, false, true}, Relevant: []string{"b"}},
+		{Set: SetAnswers, Kind: "code", Cands: make([]Candidate, 2), Docs: []string{"x", "y"}, Rel: []bool{false, true}, Relevant: []string{"y"}},
+		{Set: SetAnswers, Kind: "unanswerable", Cands: make([]Candidate, 2), Docs: []string{"x", "y"}, Rel: []bool{false, false}},
+	}
+	e := Evaluate(js, [][]float64{{0.9, 0.8, 0.1}, {0.2, 0.7}, {0.3, 0.1}})
+	// b is the second document: 1/log2(3).
+	if want := 1 / math.Log2(3); math.Abs(e.NDCG-want) > 1e-9 || math.Abs(e.NDCGFusion-want) > 1e-9 {
+		t.Errorf("nDCG %v (fusion %v), want %v", e.NDCG, e.NDCGFusion, want)
+	}
+	if e.GoldFirst != 1 || e.GoldFirstFusion != 0 || e.AUC != 1 {
+		t.Errorf("answer set: %+v", e)
+	}
+}
+
+// TestTrainJudged (STRATA_RERANK_JUDGED=PATH, written by `make
+// train-reranker`) repeats the fit and report on kept judged lists,
+// without the databases.
+func TestTrainJudged(t *testing.T) {
+	path := os.Getenv("STRATA_RERANK_JUDGED")
+	if path == "" {
+		t.Skip("set STRATA_RERANK_JUDGED to the judged lists make train-reranker keeps")
+	}
+	js, err := ReadJudged(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := Train(js, TrainConfig{L2s: []float64{0.001, 0.003, 0.01, 0.03, 0.1}, Folds: 5, AnswersShare: share(), Version: "judged-%g"})
+	t.Log("\n" + tr.Report)
+}
+
+func share() float64 {
+	if s, err := strconv.ParseFloat(os.Getenv("STRATA_RERANK_SHARE"), 64); err == nil {
+		return s
+	}
+	return 0.5
+}
+
+// BenchmarkScore: the offline reranker's cost for one question and ten
+// candidates of about 1,500 characters (strata_ask's rerank stage without
+// the channels).
+func BenchmarkScore(b *testing.B) {
+	para := "The Supplier shall indemnify the Customer against all losses arising from any breach of clause 7.2, " +
+		"and this Agreement shall be governed by the laws of the State of New York without regard to its conflict of laws rules. "
+	cands := make([]Candidate, 10)
+	for i := range cands {
+		text := ""
+		for len(text) < 1500 {
+			text += para
+		}
+		cands[i] = Candidate{Text: text, File: "ACME_2020-EX-10.1-SUPPLY AGREEMENT.txt", ClausePath: "7 Liability > 7.2",
+			DocumentID: int64(1 + i%3), LexRank: i + 1, LexScore: 20 - float64(i), VecRank: 10 - i, Similarity: 0.4 + float64(i)/50, FusedRank: i + 1}
+	}
+	q := "Which law governs the ACME supply agreement, and is there a cap on liability?"
+	b.ResetTimer()
+	for range b.N {
+		Default.Score(q, cands)
 	}
 }

@@ -14,66 +14,171 @@ type Example struct {
 	Group int
 	// Query identifies the question, for ranking metrics.
 	Query string
+	// W is the example's weight in the fit (0 counts as 1), so that a set
+	// of few questions is not swamped by a large one.
+	W float64
 }
 
-// Fit trains a logistic regression with an L2 penalty l2 by gradient
-// descent on standardised features (full batch, fixed steps: the result
-// depends only on the data).
+func (e Example) weight() float64 {
+	if e.W <= 0 {
+		return 1
+	}
+	return e.W
+}
+
+// Fit trains a logistic regression on standardised features: it minimises
+// the examples' weighted mean log loss plus l2/2 times the squared weights
+// (the bias is not penalised) by Newton's method, a fixed number of steps
+// from zero, so the result depends only on the data.
 func Fit(ex []Example, l2 float64, version string) Model {
 	n := len(FeatureNames)
+	if len(ex) > 0 {
+		n = len(ex[0].F)
+	}
 	m := Model{Version: version, Mean: make([]float64, n), Scale: make([]float64, n), Weights: make([]float64, n)}
+	total := 0.0
 	for _, e := range ex {
+		w := e.weight()
+		total += w
 		for i, x := range e.F {
-			m.Mean[i] += x
+			m.Mean[i] += w * x
 		}
 	}
 	for i := range m.Mean {
-		m.Mean[i] /= float64(len(ex))
+		m.Mean[i] /= total
 	}
 	for _, e := range ex {
+		w := e.weight()
 		for i, x := range e.F {
 			d := x - m.Mean[i]
-			m.Scale[i] += d * d
+			m.Scale[i] += w * d * d
 		}
 	}
 	for i := range m.Scale {
-		m.Scale[i] = math.Sqrt(m.Scale[i] / float64(len(ex)))
-		if m.Scale[i] == 0 {
+		m.Scale[i] = math.Sqrt(m.Scale[i] / total)
+		if m.Scale[i] < 1e-9 {
 			m.Scale[i] = 1
 		}
 	}
+	// z: standardised features with a last column of ones for the bias.
+	d := n + 1
 	z := make([][]float64, len(ex))
 	for j, e := range ex {
-		z[j] = make([]float64, n)
+		z[j] = make([]float64, d)
 		for i, x := range e.F {
 			z[j][i] = (x - m.Mean[i]) / m.Scale[i]
 		}
+		z[j][n] = 1
 	}
-	const steps, rate = 600, 0.5
-	grad := make([]float64, n)
+	beta := make([]float64, d)
+	const steps = 30
 	for range steps {
-		for i := range grad {
-			grad[i] = l2 * m.Weights[i]
+		grad := make([]float64, d)
+		hess := make([][]float64, d)
+		for i := range hess {
+			hess[i] = make([]float64, d)
 		}
-		gb := 0.0
+		for i := 0; i < n; i++ {
+			grad[i] = l2 * beta[i]
+			hess[i][i] = l2
+		}
+		hess[n][n] += 1e-9
 		for j, e := range ex {
-			p := 1 / (1 + math.Exp(-(dot(m.Weights, z[j]) + m.Bias)))
+			p := sigmoid(dot(beta, z[j]))
 			y := 0.0
 			if e.Rel {
 				y = 1
 			}
-			d := (p - y) / float64(len(ex))
-			for i, x := range z[j] {
-				grad[i] += d * x
+			w := e.weight() / total
+			g, h := w*(p-y), w*p*(1-p)
+			for a, xa := range z[j] {
+				if xa == 0 {
+					continue
+				}
+				grad[a] += g * xa
+				for b := a; b < d; b++ {
+					hess[a][b] += h * xa * z[j][b]
+				}
 			}
-			gb += d
 		}
-		for i := range m.Weights {
-			m.Weights[i] -= rate * grad[i]
+		for a := range d {
+			for b := 0; b < a; b++ {
+				hess[a][b] = hess[b][a]
+			}
 		}
-		m.Bias -= rate * gb
+		step, ok := solve(hess, grad)
+		if !ok {
+			break
+		}
+		done := true
+		for i := range beta {
+			beta[i] -= step[i]
+			if math.Abs(step[i]) > 1e-10 {
+				done = false
+			}
+		}
+		if done {
+			break
+		}
 	}
+	copy(m.Weights, beta[:n])
+	m.Bias = beta[n]
 	return m
+}
+
+func sigmoid(z float64) float64 { return 1 / (1 + math.Exp(-z)) }
+
+// solve solves a x = b by Gaussian elimination with partial pivoting; ok
+// is false for a singular a. a and b are left as they were.
+func solve(a [][]float64, b []float64) ([]float64, bool) {
+	n := len(b)
+	m := make([][]float64, n)
+	for i := range a {
+		m[i] = append(append([]float64(nil), a[i]...), b[i])
+	}
+	for c := range n {
+		p := c
+		for r := c + 1; r < n; r++ {
+			if math.Abs(m[r][c]) > math.Abs(m[p][c]) {
+				p = r
+			}
+		}
+		if math.Abs(m[p][c]) < 1e-14 {
+			return nil, false
+		}
+		m[c], m[p] = m[p], m[c]
+		for r := c + 1; r < n; r++ {
+			f := m[r][c] / m[c][c]
+			for k := c; k <= n; k++ {
+				m[r][k] -= f * m[c][k]
+			}
+		}
+	}
+	x := make([]float64, n)
+	for r := n - 1; r >= 0; r-- {
+		s := m[r][n]
+		for k := r + 1; k < n; k++ {
+			s -= m[r][k] * x[k]
+		}
+		x[r] = s / m[r][r]
+	}
+	return x, true
+}
+
+// LogLoss is the examples' weighted mean log loss under m.
+func LogLoss(m Model, ex []Example) float64 {
+	var sum, total float64
+	for _, e := range ex {
+		p := math.Min(1-1e-12, math.Max(1e-12, m.Prob(e.F)))
+		w := e.weight()
+		total += w
+		if e.Rel {
+			sum -= w * math.Log(p)
+		} else {
+			sum -= w * math.Log(1-p)
+		}
+	}
+	return sum / math.Max(total, 1e-12)
 }
 
 func dot(a, b []float64) float64 {

@@ -41,26 +41,27 @@ import (
 type askFigure struct{ ok, falseFound float64 }
 
 // Measured on the test split on 2 December 2026 with the offline reranker
-// and the marks 0.8 / 0.45 (docs/ask.md, "Measured"). The targets,
-// over the answerable questions: answered >= 0.80, found without a gold
-// passage <= 0.05; unanswerable not_found >= 0.85.
+// lrank-scifact-answers-l2-0.003@2 and its measured marks 0.8 / 0.55
+// (docs/ask.md, "Measured"). The targets, over the answerable
+// questions: answered >= 0.80, found without a gold passage <= 0.05;
+// unanswerable not_found >= 0.85.
 var askFiguresNamed = map[string]askFigure{
-	answers.KindExact:        {0.75, 0.06},
+	answers.KindExact:        {0.62, 0.06},
 	answers.KindLexical:      {0.95, 0},
 	answers.KindParaphrase:   {0, 0},
-	answers.KindCode:         {0.08, 0},
-	answers.KindContract:     {0.17, 0},
-	answers.KindTable:        {0.25, 0},
+	answers.KindCode:         {0.69, 0},
+	answers.KindContract:     {0.10, 0},
+	answers.KindTable:        {0.88, 0},
 	answers.KindUnanswerable: {0.96, 0},
 }
 
 var askFiguresRouted = map[string]askFigure{
-	answers.KindExact:        {0.75, 0.06},
+	answers.KindExact:        {0.62, 0.06},
 	answers.KindLexical:      {0.95, 0},
 	answers.KindParaphrase:   {0, 0},
-	answers.KindCode:         {0.31, 0},
-	answers.KindContract:     {0.19, 0},
-	answers.KindTable:        {0.38, 0},
+	answers.KindCode:         {0.77, 0},
+	answers.KindContract:     {0.12, 0},
+	answers.KindTable:        {1, 0},
 	answers.KindUnanswerable: {1, 0},
 }
 
@@ -74,20 +75,41 @@ type askRun struct {
 	exact    bool    // a named clause came back
 	basis    string
 	grounded bool
-	sources  []ask.NameSource
-	took     time.Duration
+	// capped is, for an extractive answer, the best status it could have:
+	// lower than its best passage's score gives when the sentences (their
+	// choice, or the names check on them) lowered it, else found.
+	capped  ask.Status
+	sources []ask.NameSource
+	took    time.Duration
 }
 
 // statusWith is the status the answer would have had with the rerank marks
 // high and medium: the rule of ask.respond for an answer without named
-// clauses (the best returned passage's score, then the names check).
-// Answers a named clause decided, or not on the rerank basis, keep theirs.
+// clauses (the best returned passage's score, then the names check on the
+// passages). An extractive answer's names check reads the chosen sentences,
+// which the response no longer holds when it is not_found: whatever the
+// sentences took from its status at the marks used (capped) they are
+// taken to take at other marks too. Answers a named clause decided, or not
+// on the rerank basis, keep theirs.
 func (r askRun) statusWith(high, medium float64) ask.Status {
 	if r.exact || r.basis != "rerank" || r.best < 0 {
 		return r.status
 	}
 	s := ask.StatusFor(r.best, high, medium)
+	if !r.grounded {
+		return lowerStatus(s, r.capped)
+	}
 	return ask.CheckNames(s, ask.Names(r.q.Question), r.sources, false, r.grounded).Status
+}
+
+var statusRank = map[ask.Status]int{ask.NotFound: 0, ask.PartlyFound: 1, ask.Found: 2}
+
+// lowerStatus is the lower of two statuses.
+func lowerStatus(a, b ask.Status) ask.Status {
+	if statusRank[b] < statusRank[a] {
+		return b
+	}
+	return a
 }
 
 func TestEvalAskAnswers(t *testing.T) {
@@ -109,8 +131,17 @@ func TestEvalAskAnswers(t *testing.T) {
 	}
 	eng := retrieve.New(st, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots})
 	opt := ask.Options{Engine: eng, Docs: st, Reranker: ask.Offline{Model: lrank.Default}}
+	high, medium := ask.New(opt).Marks()
+	// STRATA_EVAL_RERANK_MARKS=HIGH/MEDIUM runs other marks for real (a
+	// routing fallback starts on the medium mark, which the simulation
+	// below cannot rerun); the floors hold for the defaults only.
+	if v := os.Getenv("STRATA_EVAL_RERANK_MARKS"); v != "" {
+		if _, err := fmt.Sscanf(v, "%f/%f", &high, &medium); err != nil {
+			t.Fatalf("STRATA_EVAL_RERANK_MARKS=%q: want HIGH/MEDIUM, such as 0.8/0.5", v)
+		}
+		opt.RerankHigh, opt.RerankMedium = high, medium
+	}
 	a := ask.New(opt)
-	high, medium := ask.RerankHigh, ask.RerankMedium
 
 	runs := map[string]map[string][]askRun{} // split → named/routed → runs
 	for _, split := range []string{"train", "test"} {
@@ -119,8 +150,8 @@ func TestEvalAskAnswers(t *testing.T) {
 			if q.Split != split {
 				continue
 			}
-			runs[split]["named"] = append(runs[split]["named"], askOne(t, a, q, []string{q.Layer}))
-			runs[split]["routed"] = append(runs[split]["routed"], askOne(t, a, q, nil))
+			runs[split]["named"] = append(runs[split]["named"], askOne(t, a, q, []string{q.Layer}, high, medium))
+			runs[split]["routed"] = append(runs[split]["routed"], askOne(t, a, q, nil, high, medium))
 		}
 	}
 	// The simulation of the marks must give the statuses the answers had.
@@ -212,14 +243,31 @@ func TestEvalAskAnswers(t *testing.T) {
 
 	for _, split := range []string{"train", "test"} {
 		for _, mode := range []string{"named", "routed"} {
-			reportAsk(split, mode, runs[split][mode])
+			reportAsk(split, mode, runs[split][mode], high, medium)
 		}
+	}
+	// STRATA_EVAL_ASK_LIST=1 lists every train answer that missed.
+	if os.Getenv("STRATA_EVAL_ASK_LIST") == "1" {
+		for _, mode := range []string{"named", "routed"} {
+			for _, r := range runs["train"][mode] {
+				ok := r.status != ask.NotFound && r.gold
+				if r.q.Kind == answers.KindUnanswerable {
+					ok = r.status == ask.NotFound
+				}
+				if !ok {
+					fmt.Printf("miss %s %s %s: %s, best %.2f, gold returned %v: %s\n", mode, r.q.ID, r.q.Kind, r.status, r.best, r.gold, r.q.Question)
+				}
+			}
+		}
+	}
+	if v := os.Getenv("STRATA_EVAL_RERANK_MARKS"); v != "" {
+		t.Skipf("marks %s run for measurement: floors not checked", v)
 	}
 	checkAskFloors(t, "layer named", runs["test"]["named"], askFiguresNamed)
 	checkAskFloors(t, "routed", runs["test"]["routed"], askFiguresRouted)
 }
 
-func askOne(t *testing.T, a *ask.Asker, q answers.Question, layers []string) askRun {
+func askOne(t *testing.T, a *ask.Asker, q answers.Question, layers []string, high, medium float64) askRun {
 	t.Helper()
 	began := time.Now()
 	resp, err := a.Ask(context.Background(), ask.Request{Question: q.Question, Layers: layers, TopK: answersTopK,
@@ -252,6 +300,10 @@ func askOne(t *testing.T, a *ask.Asker, q answers.Question, layers []string) ask
 		if p.ID == bestID && answers.Hit(q, p.Citation.Layer, p.Citation.File, p.Text) {
 			r.bestGold = true
 		}
+	}
+	r.capped = ask.Found
+	if !r.grounded && r.best >= 0 && statusRank[r.status] < statusRank[ask.StatusFor(r.best, high, medium)] {
+		r.capped = r.status
 	}
 	return r
 }
@@ -342,8 +394,8 @@ func askByKind(rs []askRun) map[string]askKind {
 	return out
 }
 
-func reportAsk(split, mode string, rs []askRun) {
-	fmt.Printf("\nstrata_ask, answer set %s split, %s: %s\n", split, mode, measureAsk(rs, ask.RerankHigh, ask.RerankMedium))
+func reportAsk(split, mode string, rs []askRun, high, medium float64) {
+	fmt.Printf("\nstrata_ask, answer set %s split, %s (marks %.2f / %.2f): %s\n", split, mode, high, medium, measureAsk(rs, high, medium))
 	fmt.Printf("| kind | n | answered (unanswerable: not_found) | found without gold | gold returned | found | partly_found | not_found |\n|---|---|---|---|---|---|---|---|\n")
 	byKind := askByKind(rs)
 	for _, k := range answers.Kinds {

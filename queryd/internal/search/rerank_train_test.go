@@ -3,198 +3,168 @@ package search
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"sort"
-	"strings"
 	"testing"
 
+	"github.com/stratakb/stratakb/eval/answers"
 	"github.com/stratakb/stratakb/queryd/internal/lrank"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
+	"github.com/stratakb/stratakb/queryd/internal/route"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
-// TestTrainReranker (STRATA_EVAL=1 STRATA_TRAIN_RERANKER=1) fits the
-// offline reranker (package lrank) on SciFact's train judgments: each train
-// query's hybrid top rerankDepth candidates become examples, the L2 penalty
-// is chosen by 5-fold cross-validation with folds grouped so that queries
-// sharing a relevant document stay together, and the model is fitted on all
-// train queries. It then reports, on the test queries, nDCG@10 of the top 10
-// in fusion order against the same 10 reranked (what strata_ask with top_k
-// 10 returns), also on the test queries whose relevant documents no train
-// query has, and how often the best result is relevant per probability
-// band. With STRATA_WRITE_WEIGHTS=PATH it writes the model as Go source.
+// rerankTopK is the candidate list the reranker is trained on: strata_ask
+// reranks the merged top_k, and the evaluations ask for 10.
+const rerankTopK = 10
+
+// rerankAnswersShare is the answer set's share of the training weight
+// (docs/ask.md, "The offline reranker").
+const rerankAnswersShare = 0.5
+
+// TestTrainReranker (STRATA_EVAL=1 STRATA_TRAIN_RERANKER=1, `make
+// train-reranker`) fits the offline reranker (package lrank) on the lists
+// strata_ask reranks: each question's top rerankTopK candidates, as its
+// search (no rewrite provider) returns them, of SciFact's train claims and
+// of the answer set's train questions (eval/answers, judged by
+// answers.Hit), the latter with its layer named, routed, and over every
+// layer (what a routing fallback searches). lrank.Train chooses the L2
+// penalty by grouped cross-validation, fits on all train lists and reports
+// on the test lists. STRATA_EVAL_DATABASE_URL holds SciFact's layer,
+// STRATA_EVAL_ANSWERS_DATABASE_URL the answer set's (as for their
+// evaluations). STRATA_RERANK_JUDGED=PATH keeps the judged lists: read
+// when the file exists, written when it does not (so features and the fit
+// can be changed without searching again; delete the file after a change
+// to retrieval). With STRATA_WRITE_WEIGHTS=PATH it writes the model as Go
+// source.
 func TestTrainReranker(t *testing.T) {
 	if os.Getenv("STRATA_TRAIN_RERANKER") != "1" {
 		t.Skip("set STRATA_EVAL=1 STRATA_TRAIN_RERANKER=1 to train the offline reranker")
 	}
-	e := setupEval(t)
-	ctx := context.Background()
-	eng := retrieve.New(e.store, retrieve.Options{Embedder: e.emb, KeywordSlots: 1})
-	layers := []store.Layer{e.layer}
-	const rerankDepth = 30
-	lists := map[string][]retrieve.Candidate{}
-	for _, qrels := range []map[string]map[string]bool{e.data.train, e.data.test} {
-		for qid := range qrels {
-			out, err := eng.Query(retrieve.Query{Text: e.data.queries[qid], TopK: rerankDepth}).Search(ctx, layers)
-			if err != nil {
+	path := os.Getenv("STRATA_RERANK_JUDGED")
+	var js []lrank.Judged
+	if path != "" {
+		if _, err := os.Stat(path); err == nil {
+			if js, err = lrank.ReadJudged(path); err != nil {
 				t.Fatal(err)
 			}
-			lists[qid] = out.Candidates
+			t.Logf("read %d judged lists from %s", len(js), path)
 		}
 	}
-	examples := func(qrels map[string]map[string]bool, groups map[string]int, depth int) []lrank.Example {
-		var ex []lrank.Example
-		qids := sortedKeys(qrels)
-		for _, qid := range qids {
-			cs := lists[qid]
-			if len(cs) > depth {
-				cs = cs[:depth]
-			}
-			fs := lrank.Features(e.data.queries[qid], lrankCandidates(cs))
-			for i, c := range cs {
-				ex = append(ex, lrank.Example{F: fs[i], Rel: qrels[qid][e.chunkDoc[c.ChunkID]], Group: groups[qid], Query: qid})
+	if js == nil {
+		js = append(judgeSciFact(t), judgeAnswers(t)...)
+		if path != "" {
+			if err := lrank.WriteJudged(path, js); err != nil {
+				t.Fatal(err)
 			}
 		}
-		return ex
 	}
-	rel := map[string][]string{}
-	for q, ds := range e.data.train {
-		for d := range ds {
-			rel[q] = append(rel[q], d)
-		}
-	}
-	groups := lrank.Groups(rel)
-	train := examples(e.data.train, groups, rerankDepth)
-
-	// ndcgOf ranks each query's examples by score (ties by list order) and
-	// scores the document ranking against the judgments.
-	ndcgOf := func(ex []lrank.Example, score func(lrank.Example) float64, qrels map[string]map[string]bool, depth int) float64 {
-		byQ := map[string][]int{}
-		for i, x := range ex {
-			byQ[x.Query] = append(byQ[x.Query], i)
-		}
-		sum := 0.0
-		for q, idx := range byQ {
-			if len(idx) > depth {
-				idx = idx[:depth]
-			}
-			sorted := append([]int(nil), idx...)
-			sort.SliceStable(sorted, func(a, b int) bool { return score(ex[sorted[a]]) > score(ex[sorted[b]]) })
-			cs := lists[q]
-			var ids []int64
-			for _, i := range sorted {
-				ids = append(ids, cs[i-idx[0]].ChunkID)
-			}
-			sum += ndcg10(e.docs(ids), qrels[q])
-		}
-		return sum / float64(len(qrels))
-	}
-
-	folds := lrank.Folds(train, 5)
-	bestL2, bestCV := 0.0, -1.0
-	for _, l2 := range []float64{0.001, 0.01, 0.1, 1} {
-		cv := 0.0
-		for k := range folds {
-			in := map[int]bool{}
-			for _, i := range folds[k] {
-				in[i] = true
-			}
-			var fit, held []lrank.Example
-			heldQ := map[string]map[string]bool{}
-			for i, x := range train {
-				if in[i] {
-					held = append(held, x)
-					heldQ[x.Query] = e.data.train[x.Query]
-				} else {
-					fit = append(fit, x)
-				}
-			}
-			m := lrank.Fit(fit, l2, "cv")
-			cv += ndcgOf(held, func(x lrank.Example) float64 { return m.Prob(x.F) }, heldQ, 10)
-		}
-		cv /= float64(len(folds))
-		t.Logf("l2 %.3f: grouped 5-fold nDCG@10 (top 10 reranked) %.4f", l2, cv)
-		if cv > bestCV {
-			bestL2, bestCV = l2, cv
-		}
-	}
-	m := lrank.Fit(train, bestL2, fmt.Sprintf("lrank-scifact-l2-%g@1", bestL2))
-
-	test := examples(e.data.test, nil, 10)
-	fusion := func(x lrank.Example) float64 { return 0 } // stable sort keeps fusion order
-	model := func(x lrank.Example) float64 { return m.Prob(x.F) }
-	// Test queries none of whose relevant documents a train query has.
-	trainDocs := map[string]bool{}
-	for _, ds := range e.data.train {
-		for d := range ds {
-			trainDocs[d] = true
-		}
-	}
-	unseen := map[string]map[string]bool{}
-	for q, ds := range e.data.test {
-		fresh := true
-		for d := range ds {
-			if trainDocs[d] {
-				fresh = false
-			}
-		}
-		if fresh {
-			unseen[q] = ds
-		}
-	}
-	var testUnseen []lrank.Example
-	for _, x := range test {
-		if unseen[x.Query] != nil {
-			testUnseen = append(testUnseen, x)
-		}
-	}
-	fmt.Printf("\nOffline reranker %s (features: %s)\n", m.Version, strings.Join(lrank.FeatureNames, ", "))
-	fmt.Printf("| SciFact test, top 10 | queries | fusion order | reranked |\n|---|---|---|---|\n")
-	fmt.Printf("| all | %d | %.4f | %.4f |\n", len(e.data.test), ndcgOf(test, fusion, e.data.test, 10), ndcgOf(test, model, e.data.test, 10))
-	fmt.Printf("| relevant docs unseen in train | %d | %.4f | %.4f |\n", len(unseen), ndcgOf(testUnseen, fusion, unseen, 10), ndcgOf(testUnseen, model, unseen, 10))
-
-	// Calibration: the best result's probability against whether it is
-	// relevant, on the test queries.
-	type band struct{ n, rel int }
-	bands := map[int]*band{}
-	byQ := map[string][]lrank.Example{}
-	for _, x := range test {
-		byQ[x.Query] = append(byQ[x.Query], x)
-	}
-	for _, xs := range byQ {
-		best := xs[0]
-		for _, x := range xs {
-			if m.Prob(x.F) > m.Prob(best.F) {
-				best = x
-			}
-		}
-		b := int(math.Min(9, math.Floor(m.Prob(best.F)*10)))
-		if bands[b] == nil {
-			bands[b] = &band{}
-		}
-		bands[b].n++
-		if best.Rel {
-			bands[b].rel++
-		}
-	}
-	fmt.Printf("\n| best result's probability | queries | relevant |\n|---|---|---|\n")
-	for b := 9; b >= 0; b-- {
-		if bd := bands[b]; bd != nil {
-			fmt.Printf("| %.1f–%.1f | %d | %.0f %% |\n", float64(b)/10, float64(b+1)/10, bd.n, 100*float64(bd.rel)/float64(bd.n))
-		}
-	}
-	if path := os.Getenv("STRATA_WRITE_WEIGHTS"); path != "" {
-		if err := os.WriteFile(path, []byte(lrank.GoSource(m, "make train-reranker")), 0o644); err != nil {
+	tr := lrank.Train(js, lrank.TrainConfig{L2s: []float64{0.001, 0.003, 0.01, 0.03, 0.1}, Folds: 5,
+		AnswersShare: rerankAnswersShare, Version: "lrank-scifact-answers-l2-%g@2"})
+	fmt.Printf("\nOffline reranker %s\n\n%s", tr.Model.Version, tr.Report)
+	if out := os.Getenv("STRATA_WRITE_WEIGHTS"); out != "" {
+		if err := os.WriteFile(out, []byte(lrank.GoSource(tr.Model, "make train-reranker")), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-func lrankCandidates(cs []retrieve.Candidate) []lrank.Candidate {
-	out := make([]lrank.Candidate, len(cs))
-	for i, c := range cs {
-		out[i] = lrank.FromRetrieve(c)
+// judgeSciFact searches every SciFact train and test query as strata_ask
+// does with the layer named and judges each candidate by its document.
+func judgeSciFact(t *testing.T) []lrank.Judged {
+	e := setupEval(t)
+	ctx := context.Background()
+	eng := retrieve.New(e.store, retrieve.Options{Embedder: e.emb, KeywordSlots: DefaultKeywordSlots})
+	snap, err := eng.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unseen := unseenTestQueries(e.data)
+	var out []lrank.Judged
+	for split, qrels := range map[string]map[string]map[string]bool{"train": e.data.train, "test": e.data.test} {
+		for _, qid := range sortedKeys(qrels) {
+			o, err := snap.Query(retrieve.Query{Text: e.data.queries[qid], TopK: rerankTopK}).Search(ctx, []store.Layer{e.layer})
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := lrank.Judged{Set: lrank.SetSciFact, ID: qid, Split: split, Question: e.data.queries[qid],
+				Relevant: sortedKeys(qrels[qid]), Unseen: split == "test" && unseen[qid]}
+			for _, c := range o.Candidates {
+				d := e.chunkDoc[c.ChunkID]
+				j.Cands = append(j.Cands, lrank.FromRetrieve(c))
+				j.Docs = append(j.Docs, d)
+				j.Rel = append(j.Rel, qrels[qid][d])
+			}
+			out = append(out, j)
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Split > out[b].Split }) // train first, then test
+	return out
+}
+
+// judgeAnswers searches every question of the answer set as strata_ask
+// does: its layer named, routed (route.Decide), and, when routing chose
+// layers, over every layer as a fallback would; each candidate is judged
+// by answers.Hit.
+func judgeAnswers(t *testing.T) []lrank.Judged {
+	layers, all, emb, url, _ := setupAnswers(t, "STRATA_EVAL_ANSWERS_DATABASE_URL")
+	ctx := context.Background()
+	st, err := store.OpenCorpus(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	eng := retrieve.New(st, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots})
+	snap, err := eng.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := snap.Layers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != len(layers) {
+		t.Fatalf("the database holds %d layers, the answer set has %d: use a database of its own", len(stored), len(layers))
+	}
+	byName := map[string]store.Layer{}
+	for _, l := range stored {
+		byName[l.Name] = l
+	}
+	var out []lrank.Judged
+	for _, q := range all {
+		var relevant []string
+		seen := map[string]bool{}
+		for _, g := range q.Gold {
+			if d := q.Layer + "/" + g.File; !seen[d] {
+				seen[d] = true
+				relevant = append(relevant, d)
+			}
+		}
+		sort.Strings(relevant)
+		type search struct {
+			mode   string
+			layers []store.Layer
+		}
+		searches := []search{{"named", []store.Layer{byName[q.Layer]}}}
+		if d := route.Decide(q.Question, stored); d.Routed {
+			searches = append(searches, search{"routed", d.Layers}, search{"all", stored})
+		} else {
+			searches = append(searches, search{"routed", stored})
+		}
+		for _, s := range searches {
+			o, err := snap.Query(retrieve.Query{Text: q.Question, TopK: rerankTopK}).Search(ctx, s.layers)
+			if err != nil {
+				t.Fatal(err)
+			}
+			j := lrank.Judged{Set: lrank.SetAnswers, ID: q.ID, Split: q.Split, Kind: q.Kind, Mode: s.mode,
+				Question: q.Question, Relevant: relevant}
+			for _, c := range o.Candidates {
+				j.Cands = append(j.Cands, lrank.FromRetrieve(c))
+				j.Docs = append(j.Docs, c.Layer+"/"+c.File)
+				j.Rel = append(j.Rel, answers.Hit(q, c.Layer, c.File, c.Text))
+			}
+			out = append(out, j)
+		}
 	}
 	return out
 }

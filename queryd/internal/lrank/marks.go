@@ -1,0 +1,18 @@
+package lrank
+
+// Marks are a model's status marks for strata_ask: an answer whose best
+// returned passage scores High or more is found, Medium or more
+// partly_found, less not_found.
+type Marks struct{ High, Medium float64 }
+
+// MeasuredMarks are the marks measured for each model version, by
+// TestEvalAskAnswers on the answer set's train split (docs/ask.md,
+// "Measured"): the lowest medium mark, in steps of 0.05, that keeps the
+// unanswerable questions not_found at 0.85 or more with the layer named
+// and routed alike (run for real, since the medium mark also starts a
+// routing fallback), and a high mark that marks no answerable question
+// found without a gold passage. A version without an entry gets
+// strata_ask's defaults.
+var MeasuredMarks = map[string]Marks{
+	"lrank-scifact-answers-l2-0.003@2": {High: 0.8, Medium: 0.55},
+}
