@@ -461,11 +461,19 @@ func (o *Options) extractiveDefaults(lg *slog.Logger) {
 }
 
 // nameSources are what the names check reads in an extractive answer: the
-// chosen sentences with their files.
+// passages the chosen sentences come from, with their files (the spec's
+// rule, names in the passages). A clause seldom repeats the parties' names
+// ("the Licensee"); the passage around it, or its file, is what ties it to
+// the agreement the question names.
 func (ex *extraction) nameSources(passages []Passage) []NameSource {
-	out := make([]NameSource, len(ex.answer))
-	for i, s := range ex.answer {
-		out[i] = NameSource{Text: s.text, File: passages[s.passage].Citation.File}
+	var out []NameSource
+	seen := map[int]bool{}
+	for _, s := range ex.answer {
+		if seen[s.passage] {
+			continue
+		}
+		seen[s.passage] = true
+		out = append(out, NameSource{Text: passages[s.passage].Text, File: passages[s.passage].Citation.File})
 	}
 	return out
 }
