@@ -266,6 +266,31 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 	return resp, err
 }
 
+// rerankVariants scores each passage against the question and each of its
+// rewrites and keeps the best: a rewrite in the documents' own words (a
+// proven rewrite above all) is why the passage came back, and the question
+// as the user wrote it may share none of its words.
+func (a *Asker) rerankVariants(ctx context.Context, variants []string, merged []retrieve.Candidate) ([]float64, error) {
+	var best []float64
+	for _, v := range variants {
+		scores, err := a.opt.Reranker.Rerank(ctx, v, merged)
+		if err == nil && len(scores) != len(merged) {
+			err = fmt.Errorf("reranker %s returned %d scores for %d passages", a.opt.Reranker.Name(), len(scores), len(merged))
+		}
+		if err != nil {
+			return nil, err
+		}
+		if best == nil {
+			best = scores
+			continue
+		}
+		for i, x := range scores {
+			best[i] = max(best[i], x)
+		}
+	}
+	return best, nil
+}
+
 // search runs one search per variant in parallel over the layers, merges
 // them by rank and reranks the merged list.
 func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request, variants []string, layers []store.Layer) (*pass, error) {
@@ -305,10 +330,7 @@ func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request
 	p := &pass{layers: layers, first: outs[0], candidates: merged}
 	t0 = a.stage("merge", t0)
 	if a.opt.Reranker != nil && len(merged) > 0 {
-		scores, err := a.opt.Reranker.Rerank(ctx, req.Question, merged)
-		if err == nil && len(scores) != len(merged) {
-			err = fmt.Errorf("reranker %s returned %d scores for %d passages", a.opt.Reranker.Name(), len(scores), len(merged))
-		}
+		scores, err := a.rerankVariants(ctx, variants, merged)
 		if err != nil {
 			p.rerankErr = err
 			a.log.Warn("rerank_failed", "reranker", a.opt.Reranker.Name(), "err", err.Error())
