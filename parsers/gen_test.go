@@ -89,8 +89,15 @@ func buildPDF(pages []testPage) []byte {
 	}
 	objs[1] = fmt.Sprintf("<< /Type /Pages /Kids [%s] /Count %d >>", strings.Join(kids, " "), len(pages))
 
+	return writeTestPDF("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n", objs)
+}
+
+// writeTestPDF writes a PDF of the object bodies (object i+1 is objs[i],
+// object 1 the catalog) after header, with its cross-reference table and
+// trailer.
+func writeTestPDF(header string, objs []string) []byte {
 	var out bytes.Buffer
-	out.WriteString("%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+	out.WriteString(header)
 	offsets := make([]int, len(objs))
 	for i, body := range objs {
 		offsets[i] = out.Len()
