@@ -270,10 +270,27 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 // rewrites and keeps the best: a rewrite in the documents' own words (a
 // proven rewrite above all) is why the passage came back, and the question
 // as the user wrote it may share none of its words.
-func (a *Asker) rerankVariants(ctx context.Context, variants []string, merged []retrieve.Candidate) ([]float64, error) {
+//
+// Each candidate is scored as its search of that variant would have seen
+// it: the variant's unknown words and, in a contracts-preset layer, the
+// clause words of the clause type the variant asks about.
+func (a *Asker) rerankVariants(ctx context.Context, variants []string, outs []*retrieve.Outcome, layers []store.Layer, merged []retrieve.Candidate) ([]float64, error) {
+	contracts := map[string]bool{}
+	for _, l := range layers {
+		contracts[l.Name] = l.Preset == "contracts"
+	}
 	var best []float64
-	for _, v := range variants {
-		scores, err := a.opt.Reranker.Rerank(ctx, v, merged)
+	as := make([]retrieve.Candidate, len(merged))
+	for vi, v := range variants {
+		words := retrieve.ClauseWords(v)
+		for i, c := range merged {
+			c.Unknown, c.ClauseWords = outs[vi].UnknownShare(), ""
+			if contracts[c.Layer] {
+				c.ClauseWords = words
+			}
+			as[i] = c
+		}
+		scores, err := a.opt.Reranker.Rerank(ctx, v, as)
 		if err == nil && len(scores) != len(merged) {
 			err = fmt.Errorf("reranker %s returned %d scores for %d passages", a.opt.Reranker.Name(), len(scores), len(merged))
 		}
@@ -330,7 +347,7 @@ func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request
 	p := &pass{layers: layers, first: outs[0], candidates: merged}
 	t0 = a.stage("merge", t0)
 	if a.opt.Reranker != nil && len(merged) > 0 {
-		scores, err := a.rerankVariants(ctx, variants, merged)
+		scores, err := a.rerankVariants(ctx, variants, outs, layers, merged)
 		if err != nil {
 			p.rerankErr = err
 			a.log.Warn("rerank_failed", "reranker", a.opt.Reranker.Name(), "err", err.Error())

@@ -38,6 +38,12 @@ type Candidate struct {
 	// ExactTerms counts the question's exact terms (codes, names) it holds
 	// as written.
 	ExactTerms int
+	// Unknown is the share of the question's words that no layer of the
+	// knowledge base holds (the same for every candidate of a question).
+	Unknown float64 `json:",omitempty"`
+	// ClauseWords are the drafting words of the clause type a contract
+	// question asks about, for a candidate of a contracts-preset layer.
+	ClauseWords string `json:",omitempty"`
 }
 
 // FeatureNames name Features' columns, in order. None reads the BM25
@@ -60,6 +66,10 @@ var FeatureNames = []string{
 	"exact_terms",     // 1 when it holds an exact term the question names
 	"clause_coverage", // idf_coverage of the terms its file name and clause path do not hold
 	"coverage_gap",    // idf_coverage less the list's best
+	"unknown_any",     // 1 when a question word is in no layer at all
+	"unknown_share",   // share of the question's words in no layer
+	"clause_words",    // share of the clause type's drafting words in the text
+	"sentence_cover",  // idf_coverage of the passage's best single sentence
 }
 
 // Features returns one row of FeatureNames per candidate.
@@ -154,10 +164,93 @@ func Features(question string, cands []Candidate) [][]float64 {
 	for _, f := range out {
 		best = math.Max(best, f[7])
 	}
-	for _, f := range out {
+	for i, f := range out {
 		f[14] = f[7] - best
+		c := cands[i]
+		if c.Unknown > 0 {
+			f[15] = 1
+		}
+		f[16] = c.Unknown
+		f[17] = clauseWordShare(c.ClauseWords, docTerms[i])
+		f[18] = sentenceCover(qterms, c.Text, idf)
 	}
 	return out
+}
+
+// sentenceCover is the best idf-weighted share of the question's terms
+// that one sentence of text holds: a claim is usually borne out by one
+// sentence, not by words spread over a whole abstract.
+func sentenceCover(qterms []string, text string, idf func(string) float64) float64 {
+	all := 0.0
+	for _, t := range qterms {
+		all += idf(t)
+	}
+	if all == 0 {
+		return 0
+	}
+	best := 0.0
+	for _, s := range roughSentences(text) {
+		have := map[string]bool{}
+		for _, t := range terms(s) {
+			have[t] = true
+		}
+		w := 0.0
+		for _, t := range qterms {
+			if have[t] {
+				w += idf(t)
+			}
+		}
+		best = math.Max(best, w/all)
+	}
+	return best
+}
+
+// roughSentences splits text after '.', '!' or '?' followed by white space,
+// and at blank lines; it need not be exact, only cheap.
+func roughSentences(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '.', '!', '?':
+			if i+1 < len(text) && (text[i+1] == ' ' || text[i+1] == '\n') {
+				out = append(out, text[start:i+1])
+				start = i + 1
+			}
+		case '\n':
+			if i+1 < len(text) && text[i+1] == '\n' {
+				out = append(out, text[start:i])
+				start = i + 1
+			}
+		}
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// clauseWordShare is the share of the drafting words (stemmed, each once)
+// that the passage's terms hold; 0 without any.
+func clauseWordShare(words string, doc []string) float64 {
+	if words == "" {
+		return 0
+	}
+	want := uniq(terms(words))
+	if len(want) == 0 {
+		return 0
+	}
+	have := map[string]bool{}
+	for _, t := range doc {
+		have[t] = true
+	}
+	n := 0
+	for _, t := range want {
+		if have[t] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(want))
 }
 
 // headingTerms are the question's terms that its clause path holds as a

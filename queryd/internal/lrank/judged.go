@@ -95,6 +95,10 @@ type TrainConfig struct {
 	AnswersShare float64
 	// Version names the model; "%g" in it is replaced by the chosen L2.
 	Version string
+	// Drop names features left out of the fit (their column is held at 0,
+	// so their weight stays 0): what each feature adds is measured by
+	// training without it.
+	Drop []string
 }
 
 // Trained is Train's outcome: the model and the report of how it was
@@ -120,6 +124,13 @@ func Train(js []Judged, cfg TrainConfig) Trained {
 		}
 	}
 	ex, owner := Examples(train, cfg.AnswersShare)
+	for _, name := range cfg.Drop {
+		if i := slices.Index(FeatureNames, name); i >= 0 {
+			for _, e := range ex {
+				e.F[i] = 0
+			}
+		}
+	}
 	folds := Folds(ex, cfg.Folds)
 	fmt.Fprintf(&b, "Training: %d train lists (%d candidates), %d test lists; answer set's share of the weight %.2f; features: %s\n\n",
 		len(train), len(ex), len(test), cfg.AnswersShare, strings.Join(FeatureNames, ", "))

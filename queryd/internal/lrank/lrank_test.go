@@ -253,3 +253,52 @@ func BenchmarkScore(b *testing.B) {
 		Default.Score(q, cands)
 	}
 }
+
+// TestQuestionKnowledgeFeatures: the unknown words share the retrieval
+// computed reaches every candidate alike; the clause words count the
+// drafting words a passage holds, and nothing without them.
+func TestQuestionKnowledgeFeatures(t *testing.T) {
+	t.Parallel()
+	words := "governed construed accordance laws state"
+	cands := []Candidate{
+		{Text: "This Agreement shall be governed by and construed in accordance with the laws of the State of Oregon.", Unknown: 0.25, ClauseWords: words},
+		{Text: "The Supplier shall deliver the goods within thirty days.", Unknown: 0.25, ClauseWords: words},
+		{Text: "This Agreement shall be governed by the laws of Oregon.", Unknown: 0.25},
+	}
+	f := Features("May the supplier be paid in cryptocurrency?", cands)
+	for i := range f {
+		if f[i][col(t, "unknown_any")] != 1 || f[i][col(t, "unknown_share")] != 0.25 {
+			t.Errorf("candidate %d: unknown %v / %v", i, f[i][col(t, "unknown_any")], f[i][col(t, "unknown_share")])
+		}
+	}
+	if got := f[0][col(t, "clause_words")]; got != 1 {
+		t.Errorf("the governing-law clause holds every drafting word: %v", got)
+	}
+	if got := f[1][col(t, "clause_words")]; got != 0 {
+		t.Errorf("the delivery clause holds none: %v", got)
+	}
+	if got := f[2][col(t, "clause_words")]; got != 0 {
+		t.Errorf("a candidate without clause words: %v", got)
+	}
+	known := Features("May the supplier be paid?", []Candidate{{Text: "The Supplier is paid monthly."}})
+	if known[0][col(t, "unknown_any")] != 0 || known[0][col(t, "unknown_share")] != 0 {
+		t.Errorf("no unknown words: %v", known[0])
+	}
+}
+
+// TestSentenceCover: the question's terms in one sentence score more than
+// the same terms spread over several.
+func TestSentenceCover(t *testing.T) {
+	t.Parallel()
+	f := Features("Does vitamin D lower fracture risk?", []Candidate{
+		{Text: "We studied older adults. Vitamin D lowered the fracture risk by a third."},
+		{Text: "Vitamin D was measured. Risk factors were noted. A fracture was rare."},
+	})
+	c := col(t, "sentence_cover")
+	if f[0][c] != 1 {
+		t.Errorf("all terms in one sentence: %v", f[0][c])
+	}
+	if f[1][c] >= f[0][c] || f[1][c] <= 0 {
+		t.Errorf("terms spread over three sentences: %v (one sentence: %v)", f[1][c], f[0][c])
+	}
+}

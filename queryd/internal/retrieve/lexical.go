@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
@@ -101,6 +102,10 @@ type Lexical struct {
 	Boosts []float64
 	// Path says how it chose the chunks it scored.
 	Path LexicalPath
+	// Words are the query's word lexemes (letters and digits only, so not
+	// the whole of a hyphenated or slashed compound), Unseen those of them
+	// no chunk of the searched layers holds.
+	Words, Unseen []string
 }
 
 // Lexical runs the BM25 channel over the layers, depth hits deep;
@@ -115,8 +120,9 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int, contracts boo
 		return Lexical{}, err
 	}
 	lexemes, stats := prep.Lexemes, prep.Stats
+	words, unseen := wordLexemes(lexemes, stats.DF)
 	if stats.Chunks == 0 {
-		return Lexical{}, nil
+		return Lexical{Words: words, Unseen: unseen}, nil
 	}
 	n := float64(stats.Chunks)
 	avg := float64(stats.TotalLen) / n
@@ -229,7 +235,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int, contracts boo
 		}
 	}
 	if len(q.Terms) == 0 {
-		return Lexical{Terms: terms, Boosts: boosts}, nil
+		return Lexical{Terms: terms, Boosts: boosts, Words: words, Unseen: unseen}, nil
 	}
 	var path LexicalPath
 	if p.ImpactPerTerm > 0 {
@@ -255,7 +261,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int, contracts boo
 		// pass it may be too few while other chunks would pass: a filter
 		// must never hide a match, so the GIN path scores them all.
 		if len(r.q.Filter) == 0 || len(hits) >= depth {
-			return Lexical{Hits: hits, Terms: terms, Boosts: boosts,
+			return Lexical{Hits: hits, Terms: terms, Boosts: boosts, Words: words, Unseen: unseen,
 				Path: LexicalPath{Kind: "postings", PerTerm: p.ImpactPerTerm, Candidates: cands}}, nil
 		}
 		q.Impact = nil
@@ -282,7 +288,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int, contracts boo
 	if err != nil {
 		return Lexical{}, err
 	}
-	return Lexical{Hits: hits, Terms: terms, Boosts: boosts, Path: path}, nil
+	return Lexical{Hits: hits, Terms: terms, Boosts: boosts, Path: path, Words: words, Unseen: unseen}, nil
 }
 
 // fuse merges the channels by weighted reciprocal rank fusion:
@@ -411,4 +417,21 @@ func Fuse(lex []store.LexHit, vec []store.VecHit, terms []string, p Params, topK
 		out[i] = *c
 	}
 	return out
+}
+
+// wordLexemes are the lexemes made of letters and digits only, and those
+// of them with no document frequency. A compound such as "carbon-neutral"
+// is also stored as its parts, which are what say whether the words are
+// known.
+func wordLexemes(lexemes []string, df map[string]int64) (words, unseen []string) {
+	for _, l := range lexemes {
+		if l == "" || strings.IndexFunc(l, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) >= 0 {
+			continue
+		}
+		words = append(words, l)
+		if df[l] == 0 {
+			unseen = append(unseen, l)
+		}
+	}
+	return words, unseen
 }

@@ -261,6 +261,14 @@ type Candidate struct {
 	Placement Placement
 	// ExactTerms are the query's exact terms the passage holds as written.
 	ExactTerms []string
+	// Unknown is the share of the query's words that no layer of the
+	// knowledge base holds (Outcome.Unknown), the same for every candidate
+	// of one query: a question about something no document mentions.
+	Unknown float64
+	// ClauseWords are, for a candidate from a layer of the contracts
+	// preset, the drafting words of the clause type the query asks about
+	// (ClauseWords; "" for none).
+	ClauseWords string
 }
 
 // Ref is the candidate's span as a ref string.
@@ -311,6 +319,17 @@ type Outcome struct {
 	// searched by their words only, without complete vectors of Model.
 	EmbedError     *EmbedError
 	MissingVectors []string
+	// Words are the query's word lexemes; Unknown those of them that no
+	// layer of the knowledge base holds (not only the layers searched).
+	Words, Unknown []string
+}
+
+// UnknownShare is the share of the query's words no layer holds.
+func (o *Outcome) UnknownShare() float64 {
+	if len(o.Words) == 0 {
+		return 0
+	}
+	return float64(len(o.Unknown)) / float64(len(o.Words))
 }
 
 // StoreError is a failed store call, naming what the search was doing.
@@ -403,6 +422,10 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 		out.LexicalRan = true
 		out.ExactTerms = lex.Terms
 		out.Lexical = lex.Path
+		out.Words = lex.Words
+		if lexErr == nil {
+			out.Unknown, lexErr = r.unknownWords(ctx, lex.Unseen, ids)
+		}
 	}
 	vo := <-vecDone
 	if lexErr != nil {
@@ -462,6 +485,14 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	for _, c := range window {
 		out.JudgeSimilarities = append(out.JudgeSimilarities, sims[c.ChunkID])
 	}
+	contractLayer := map[string]bool{}
+	for _, l := range layers {
+		contractLayer[l.Name] = l.Preset == "contracts"
+	}
+	clauseWords := ""
+	if anyContracts(layers) {
+		clauseWords = ClauseWords(q.Text)
+	}
 	out.Candidates = make([]Candidate, 0, len(top))
 	for _, c := range top {
 		h, ok := hits[c.ChunkID]
@@ -472,10 +503,52 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 		c.LineStart, c.LineEnd, c.Start, c.End = h.LineStart, h.LineEnd, h.Start, h.End
 		c.ClausePath, c.Text = h.ClausePath, h.Text
 		c.Similarity = sims[c.ChunkID]
+		c.Unknown = out.UnknownShare()
+		if contractLayer[c.Layer] {
+			c.ClauseWords = clauseWords
+		}
 		out.Candidates = append(out.Candidates, *c)
 	}
 	lookup.NotReturned = notReturned(rest, out.Candidates)
 	out.Exact = lookup
+	return out, nil
+}
+
+// unknownWords are those of the lexemes unseen in the searched layers
+// that no other layer holds either.
+func (r *Run) unknownWords(ctx context.Context, unseen []string, searched []int64) ([]string, error) {
+	if len(unseen) == 0 {
+		return nil, nil
+	}
+	var all []store.Layer
+	var err error
+	if r.mv != nil {
+		all, err = r.mv.getLayers(ctx, r.e.store)
+	} else {
+		all, err = r.e.store.Layers(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	others := make([]int64, 0, len(all))
+	for _, l := range all {
+		if !slices.Contains(searched, l.ID) {
+			others = append(others, l.ID)
+		}
+	}
+	if len(others) == 0 {
+		return unseen, nil
+	}
+	dfs, err := r.e.store.LexemesDF(ctx, unseen, others)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, l := range unseen {
+		if dfs[l] == 0 {
+			out = append(out, l)
+		}
+	}
 	return out, nil
 }
 

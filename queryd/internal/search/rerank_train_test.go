@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stratakb/stratakb/eval/answers"
@@ -36,7 +37,8 @@ const rerankAnswersShare = 0.5
 // when the file exists, written when it does not (so features and the fit
 // can be changed without searching again; delete the file after a change
 // to retrieval). With STRATA_WRITE_WEIGHTS=PATH it writes the model as Go
-// source.
+// source. STRATA_RERANK_DROP=a,b leaves those features out of the fit (to
+// measure what each adds).
 func TestTrainReranker(t *testing.T) {
 	if os.Getenv("STRATA_TRAIN_RERANKER") != "1" {
 		t.Skip("set STRATA_EVAL=1 STRATA_TRAIN_RERANKER=1 to train the offline reranker")
@@ -60,7 +62,8 @@ func TestTrainReranker(t *testing.T) {
 		}
 	}
 	tr := lrank.Train(js, lrank.TrainConfig{L2s: []float64{0.001, 0.003, 0.01, 0.03, 0.1}, Folds: 5,
-		AnswersShare: rerankAnswersShare, Version: "lrank-scifact-answers-l2-%g@2"})
+		AnswersShare: rerankAnswersShare, Version: "lrank-scifact-answers-l2-%g@3",
+		Drop: strings.FieldsFunc(os.Getenv("STRATA_RERANK_DROP"), func(r rune) bool { return r == ',' })})
 	fmt.Printf("\nOffline reranker %s\n\n%s", tr.Model.Version, tr.Report)
 	if out := os.Getenv("STRATA_WRITE_WEIGHTS"); out != "" {
 		if err := os.WriteFile(out, []byte(lrank.GoSource(tr.Model, "make train-reranker")), 0o644); err != nil {

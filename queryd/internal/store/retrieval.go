@@ -149,6 +149,24 @@ func (s *Corpus) LexemeDF(ctx context.Context, words string, layerIDs []int64) (
 	return out, nil
 }
 
+// LexemesDF returns the document frequency of each lexeme (already in the
+// english configuration's form) in the layers, 0 for one in none of them.
+func (s *Corpus) LexemesDF(ctx context.Context, lexemes []string, layerIDs []int64) (map[string]int64, error) {
+	rows, err := s.db.Query(ctx, `SELECT q.l, coalesce((SELECT sum(df) FROM strata.lexeme_stats s
+			WHERE s.lexeme = q.l AND s.layer_id = ANY($2)), 0)::bigint
+		FROM unnest($1::text[]) AS q(l)`, lexemes, layerIDs)
+	if err != nil {
+		return nil, fmt.Errorf("read lexeme frequencies: %w", err)
+	}
+	out := make(map[string]int64, len(lexemes))
+	var l string
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&l, &n}, func() error { out[l] = n; return nil }); err != nil {
+		return nil, fmt.Errorf("read lexeme frequencies: %w", err)
+	}
+	return out, nil
+}
+
 // BM25Query is one lexical search.
 type BM25Query struct {
 	LayerIDs []int64

@@ -1,0 +1,104 @@
+package retrieve
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stratakb/stratakb/internal/dbtest"
+	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// TestUnknownWords: a query word that no layer of the knowledge base holds
+// is unknown, and every candidate carries the share of such words; a word
+// only another layer holds is not unknown, nor is a compound whose parts
+// are known. A contracts-preset layer's candidates carry the clause words
+// of the clause type the query asks about; other layers' do not.
+func TestUnknownWords(t *testing.T) {
+	t.Parallel()
+	pool, url := dbtest.NewPool(t)
+	ingesttest.Migrate(t, pool)
+	layerFiles := map[string]map[string]string{
+		"contracts": {"a.txt": "The Supplier shall deliver the goods within thirty days. This Agreement shall be governed by the laws of the State of Oregon.\n"},
+		"handbook":  {"b.txt": "Our support team answers tickets about invoices and the carbon footprint of shipping.\n"},
+	}
+	for name, files := range layerFiles {
+		root := filepath.Join(t.TempDir(), name)
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f, text := range files {
+			if err := os.WriteFile(filepath.Join(root, f), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l := jobs.Layer{Name: name, Root: root}
+		if name == "contracts" {
+			l.Preset = "contracts"
+		}
+		ingesttest.Ingest(t, pool, l, ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})})
+	}
+	st, err := store.OpenCorpus(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	ctx := context.Background()
+	layers, err := st.Layers(ctx)
+	if err != nil || len(layers) != 2 {
+		t.Fatalf("layers: %v %v", layers, err)
+	}
+	var contracts store.Layer
+	for _, l := range layers {
+		if l.Name == "contracts" {
+			contracts = l
+		}
+	}
+	eng := New(st, Options{Embedder: bow{}})
+	snap, err := eng.Snapshot(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		q       string
+		unknown []string
+	}{
+		// "cryptocurrency" is in no layer; "carbon" and "shipping" only in
+		// the handbook, which was not searched; "carbon-neutral" is a
+		// compound of known and unknown parts, so only "neutral" counts.
+		{"Which law governs the supplier agreement?", nil},
+		{"Shall the supplier deliver the goods for cryptocurrency?", []string{"cryptocurr"}},
+		{"Shall the supplier deliver the goods with carbon-neutral shipping?", []string{"neutral"}},
+	}
+	for _, c := range cases {
+		o, err := snap.Query(Query{Text: c.q, TopK: 5}).Search(ctx, []store.Layer{contracts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(o.Unknown, c.unknown) {
+			t.Errorf("%q: unknown words %v, want %v (words %v)", c.q, o.Unknown, c.unknown, o.Words)
+		}
+		if len(o.Candidates) == 0 {
+			t.Fatalf("%q: no candidates", c.q)
+		}
+		want := float64(len(c.unknown)) / float64(len(o.Words))
+		for _, cand := range o.Candidates {
+			if cand.Unknown != want {
+				t.Errorf("%q: candidate unknown share %v, want %v", c.q, cand.Unknown, want)
+			}
+		}
+	}
+	o, err := snap.Query(Query{Text: "Which law governs the agreement?", TopK: 5}).Search(ctx, layers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range o.Candidates {
+		if got := c.ClauseWords != ""; got != (c.Layer == "contracts") {
+			t.Errorf("%s candidate: clause words %q", c.Layer, c.ClauseWords)
+		}
+	}
+}
