@@ -3,4 +3,7 @@
 // scripts/setup-e2e.sh into var/e2e, over stdio (`queryd mcp`) and
 // streamable HTTP (`queryd serve`), against a fresh database holding
 // fixtures/handbook, with queryd connected as the read-only queryd role.
+// The proof loop (proof_test.go) runs on a database of its own holding
+// testdata/contracts as a layer with the contracts preset and answer mode
+// extractive.
 package mcpe2e

@@ -22,6 +22,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/testenv"
 )
@@ -44,6 +45,9 @@ var (
 	setupOnce sync.Once
 	shared    *env
 	setupErr  string
+	// extraDBs are the databases tests made besides the shared one, for
+	// TestMain to drop.
+	extraDBs []string
 )
 
 // setup builds the binaries, ingests the handbook and prepares queryd's
@@ -76,7 +80,9 @@ func TestMain(m *testing.M) {
 		_ = os.RemoveAll(shared.bin)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if c, err := pgx.Connect(ctx, os.Getenv("TEST_DATABASE_URL")); err == nil {
-			_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+shared.dbName+" WITH (FORCE)")
+			for _, name := range append([]string{shared.dbName}, extraDBs...) {
+				_, _ = c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			}
 			c.Close(ctx)
 		}
 		cancel()
@@ -101,38 +107,58 @@ func build(root, node, e2eDir string) (*env, string) {
 	}
 	e.queryd = filepath.Join(bin, "queryd")
 
+	name, querydURL, err := e.ingestedDB("fixtures/handbook", "--layer", layer)
+	e.dbName = name
+	if err != nil {
+		return nil, err.Error()
+	}
+	e.querydEnv = append(withoutDatabaseURLs(os.Environ()), "QUERYD_DATABASE_URL="+querydURL,
+		"STRATA_E2E_DIR="+e2eDir, "SEARCH_QUERY="+query, "SEARCH_LAYER="+layer,
+		"VERIFY_DRAFT=Up to 5 unused days may be carried into the next calendar year [S1].")
+	// queryd runs in its client's working directory (this package's, or
+	// the Inspector's), where the local model's default paths, relative
+	// to the root, name nothing: it then ran without its embedding model
+	// and answered from the lexical channel only (degraded), unlike
+	// ingestd, which runs from the root.
+	for key, def := range map[string]string{"STRATA_MODEL_DIR": embed.DefaultModelDir, "ONNXRUNTIME_LIB": embed.DefaultLibraryPath} {
+		if os.Getenv(key) == "" {
+			e.querydEnv = append(e.querydEnv, key+"="+filepath.Join(root, def))
+		}
+	}
+	return e, ""
+}
+
+// ingestedDB creates a database, runs `ingestd add DIR ADDARGS... --wait`
+// into it as the owner and returns its name and the URL queryd connects
+// with (as the queryd role). The caller drops it (TestMain).
+func (e *env) ingestedDB(dir string, addArgs ...string) (name, querydURL string, err error) {
 	ctx := context.Background()
 	base := os.Getenv("TEST_DATABASE_URL")
 	admin, err := pgx.Connect(ctx, base)
 	if err != nil {
-		return nil, err.Error()
+		return "", "", fmt.Errorf("connect as the test database's owner: %w", err)
 	}
 	defer admin.Close(ctx)
-	name := fmt.Sprintf("t_e2e_mcp_%d", time.Now().UnixNano())
+	name = fmt.Sprintf("t_e2e_mcp_%d", time.Now().UnixNano())
 	if _, err := admin.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return nil, err.Error()
+		return "", "", fmt.Errorf("create database %s: %w", name, err)
 	}
-	e.dbName = name
 	u, _ := url.Parse(base)
 	u.Path = "/" + name
 	ownerURL := u.String()
 
-	add := exec.Command(filepath.Join(bin, "ingestd"), "add", "fixtures/handbook", "--layer", layer, "--wait")
-	add.Dir, add.Env = root, append(os.Environ(), "DATABASE_URL="+ownerURL)
+	add := exec.Command(filepath.Join(e.bin, "ingestd"), append(append([]string{"add", dir}, addArgs...), "--wait")...)
+	add.Dir, add.Env = e.root, append(os.Environ(), "DATABASE_URL="+ownerURL)
 	if out, err := add.CombinedOutput(); err != nil {
-		return nil, fmt.Sprintf("ingestd add: %v\n%s", err, out)
+		return name, "", fmt.Errorf("ingestd add %s: %w\n%s", dir, err, out)
 	}
 	// The queryd role comes from the migrations, without a login; the test
 	// cluster trusts local connections, so LOGIN is all it needs.
 	if _, err := admin.Exec(ctx, "ALTER ROLE queryd LOGIN"); err != nil {
-		return nil, err.Error()
+		return name, "", fmt.Errorf("let the queryd role log in: %w", err)
 	}
-	q, _ := url.Parse(ownerURL)
-	q.User = url.User("queryd")
-	e.querydEnv = append(withoutDatabaseURLs(os.Environ()), "QUERYD_DATABASE_URL="+q.String(),
-		"STRATA_E2E_DIR="+e2eDir, "SEARCH_QUERY="+query, "SEARCH_LAYER="+layer,
-		"VERIFY_DRAFT=Up to 5 unused days may be carried into the next calendar year [S1].")
-	return e, ""
+	u.User = url.User("queryd")
+	return name, u.String(), nil
 }
 
 func withoutDatabaseURLs(env []string) []string {
@@ -230,7 +256,13 @@ type verifyResult struct {
 	StructuredContent struct {
 		Status    string
 		ReceiptID string `json:"receipt_id"`
-		Flags     []struct{ Kind, Text string }
+		Flags     []struct {
+			Kind, Text string
+			Sentence   int
+			Searched   []string
+		}
+		PassageFlags []struct{ Passage, Problem string } `json:"passage_flags"`
+		Checked      int
 	} `json:"structuredContent"`
 }
 
@@ -238,10 +270,10 @@ type verifyResult struct {
 type receiptResult struct {
 	IsError           bool `json:"isError"`
 	StructuredContent struct {
-		Status   string
-		Passages []struct {
-			Ref, Text string
-			Unchanged bool
+		Status, Tool, Draft string
+		Passages            []struct {
+			ID, Ref, Text string
+			Unchanged     bool
 		}
 	} `json:"structuredContent"`
 }
@@ -256,10 +288,14 @@ type askResult struct {
 		Status, Mode, Basis string
 		AnswerStatus        string `json:"answer_status"`
 		Passages            []askPassage
+		Notes               []string
 		Answer              []struct {
 			Text, Ref, Passage string
 			TextOrigin         string `json:"text_origin"`
-			Citation           struct{ File, Lines, Layer string }
+			Citation           struct {
+				File, Lines, Layer string
+				ClausePath         string `json:"clause_path"`
+			}
 		}
 		InteractionID string   `json:"interaction_id"`
 		QueryVariants []string `json:"query_variants"`
@@ -274,10 +310,17 @@ type askPassage struct {
 
 func (e *env) node_(t *testing.T, args ...string) []byte {
 	t.Helper()
+	return e.nodeEnv(t, e.querydEnv, args...)
+}
+
+// nodeEnv runs session.cjs with args in the environment env and returns
+// what it printed.
+func (e *env) nodeEnv(t *testing.T, env []string, args ...string) []byte {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, e.node, append([]string{filepath.Join(e.root, "e2e", "mcp", "session.cjs")}, args...)...)
-	cmd.Env = e.querydEnv
+	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -7,6 +7,7 @@
 //   node session.cjs http URL TOKEN         (streamable HTTP, bearer token)
 //   node session.cjs http-refused URL [TOKEN]  (reports whether the server refused)
 //   node session.cjs http-sampling URL TOKEN    (a sampling-capable client asks strata_ask)
+//   node session.cjs proof QUERYD_BINARY         (the proof loop over stdio, see proof below)
 //
 // Environment: STRATA_E2E_DIR is the folder setup-e2e.sh installed the SDK
 // into (var/e2e); SEARCH_QUERY and SEARCH_LAYER the search to run, ASK_QUESTION
@@ -66,6 +67,9 @@ async function main() {
       sampling_prompt: seen[0] ? JSON.stringify(seen[0]) : '', ask }));
     await client.close();
     return;
+  } else if (mode === 'proof') {
+    await proof(new StdioClientTransport({ command: target, args: ['mcp'], env: process.env, stderr: 'inherit' }));
+    return;
   } else if (mode === 'http') {
     const headers = token ? { Authorization: `Bearer ${token}` } : {};
     transport = new StreamableHTTPClientTransport(new URL(target), { requestInit: { headers } });
@@ -121,6 +125,70 @@ async function main() {
     out.after_delete = await refusal(() => transport.send({ jsonrpc: '2.0', id: 99, method: 'tools/list', params: {} }),
       () => { transport._sessionId = out.session_id_before_delete; });
   }
+  await client.close();
+  process.stdout.write(JSON.stringify(out));
+}
+
+// proof runs the proof loop as an assistant does, in one session. It asks
+// PROOF_QUESTION on PROOF_LAYER (no mode), writes a draft from the
+// sentences that came back, each on one line citing its own passage, and a
+// wrong draft with one fact changed (PROOF_CHANGE, "FROM=>TO", FROM the
+// first whole word FROM of the draft), verifies the wrong one, then the
+// right one, and opens the receipt; then a draft with no citation and one
+// citing [S5] with at most four passages. It asks PROOF_CLAUSE_QUESTION, a
+// clause the question names, and runs the same loop on its sentences
+// (PROOF_CLAUSE_CHANGE), with a draft of its facts in other forms
+// (PROOF_OTHER_FORMS, citing the clause's sentences as [S1]..); and it asks
+// PROOF_QUESTION again with mode grounded. Every result and draft is
+// printed.
+async function proof(transport) {
+  const client = new Client({ name: 'stratakb-e2e-proof', version: '1.0.0' });
+  const out = { sdk_version: sdkVersion, mode: 'proof' };
+  await client.connect(transport);
+  out.server = client.getServerVersion();
+  const layers = [process.env.PROOF_LAYER];
+  const call = (name, args) => client.callTool({ name, arguments: args });
+  const receipt = async (r) => {
+    const id = r && r.structuredContent && r.structuredContent.receipt_id;
+    return id ? call('strata_get_receipt', { receipt_id: id }) : null;
+  };
+  const sentences = (r) => (r && r.structuredContent && r.structuredContent.answer) || [];
+  const oneLine = (t) => t.replace(/\s+/g, ' ').trim();
+  // loop: draft, wrong draft, verify both, open the receipt.
+  const loop = async (answer, change) => {
+    const l = { refs: answer.map((s) => s.ref) };
+    l.draft = answer.map((s, i) => `${oneLine(s.text)} [S${i + 1}]`).join(' ');
+    const [from, to] = (change || '').split('=>');
+    const word = new RegExp(`(^|[^0-9A-Za-z])${from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![0-9A-Za-z])`);
+    l.wrong_draft = l.draft.replace(word, (m, before) => before + to);
+    if (l.refs.length === 0) return l;
+    l.verify_wrong = await call('strata_verify', { draft: l.wrong_draft, passages: l.refs });
+    l.verify = await call('strata_verify', { draft: l.draft, passages: l.refs });
+    l.receipt = await receipt(l.verify);
+    return l;
+  };
+
+  out.ask = await call('strata_ask', { question: process.env.PROOF_QUESTION, layers });
+  out.ask_receipt = await receipt(out.ask);
+  const answer = sentences(out.ask);
+  out.loop = await loop(answer, process.env.PROOF_CHANGE);
+  if (answer.length > 0) {
+    out.uncited_draft = out.loop.draft.replace(/ \[S[0-9]+\]/g, '');
+    out.verify_uncited = await call('strata_verify', { draft: out.uncited_draft, passages: out.loop.refs });
+    out.unknown_passages = out.loop.refs.slice(0, 4);
+    out.unknown_draft = `${oneLine(answer[0].text)} [S5]`;
+    out.verify_unknown = await call('strata_verify', { draft: out.unknown_draft, passages: out.unknown_passages });
+  }
+
+  out.clause = await call('strata_ask', { question: process.env.PROOF_CLAUSE_QUESTION, layers });
+  out.clause_receipt = await receipt(out.clause);
+  const clause = sentences(out.clause);
+  out.clause_loop = await loop(clause, process.env.PROOF_CLAUSE_CHANGE);
+  if (clause.length > 0) {
+    out.verify_other_forms = await call('strata_verify', { draft: process.env.PROOF_OTHER_FORMS, passages: clause.map((s) => s.ref) });
+  }
+
+  out.grounded = await call('strata_ask', { question: process.env.PROOF_QUESTION, layers, mode: 'grounded' });
   await client.close();
   process.stdout.write(JSON.stringify(out));
 }
