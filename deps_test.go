@@ -51,6 +51,8 @@ var rules = []rule{
 		"rerank never imports server, app or store: passages in, scores out"},
 	{module + "/internal/provider", []string{module + "/"}, nil,
 		"internal/provider is shared HTTP plumbing and imports nothing of the repository"},
+	{module + "/internal/rescan", []string{module + "/"}, nil,
+		"internal/rescan is a pure helper of regexp and imports nothing of the repository"},
 	{module + "/queryd/internal/toolargs", []string{qd + "server", qd + "app", qd + "search", qd + "store", "github.com/jackc/"},
 		nil, "toolargs is a leaf: the packages that define tools' arguments import it, never the other way"},
 }

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/stratakb/stratakb/internal/rescan"
 	"github.com/stratakb/stratakb/schema"
 )
 
@@ -164,6 +165,53 @@ var (
 	bareAnnexRe = regexp.MustCompile(`[A-Z]\.[0-9]{1,3}(?:\.[0-9]{1,3})+`)
 )
 
+// The patterns above that search whole texts are read with scans (package
+// rescan), which find what the patterns find but try them only where a
+// match can start; each need is what stands where a match starts, and
+// TestRefScansAgree checks the scans against the patterns.
+var (
+	// A keyword starts at the character, or after it.
+	refKeywordScan = rescan.New(refKeywordRe, func(t string, i int) bool {
+		_, size := utf8.DecodeRuneInString(t[i:])
+		return keywordPrefix(t, i) || keywordPrefix(t, i+size)
+	})
+	signScan = rescan.New(signRe, nil)
+	// A capital, a full stop and a digit.
+	bareAnnexScan = rescan.New(bareAnnexRe, func(t string, i int) bool {
+		return len(t)-i >= 3 && t[i+1] == '.' && isDigit(t[i+2])
+	})
+	// Up to three digits, then a full stop or a bracket.
+	bareParenScan = rescan.New(bareParenRe, func(t string, i int) bool {
+		j := digitsEnd(t, i)
+		return j-i <= 3 && j < len(t) && (t[j] == '.' || t[j] == '(')
+	})
+	// Up to four digits, a full stop and a digit.
+	bareDottedScan = rescan.New(bareDottedRe, func(t string, i int) bool {
+		j := digitsEnd(t, i)
+		return j-i <= 4 && len(t)-j >= 2 && t[j] == '.' && isDigit(t[j+1])
+	})
+)
+
+// keywordPrefix reports whether a keyword of refKeywordRe may start at
+// byte i of t: every one starts with one of these, case aside.
+func keywordPrefix(t string, i int) bool {
+	if i >= len(t) {
+		return false
+	}
+	if c := t[i] | 0x20; t[i] < utf8.RuneSelf && c != 'c' && c != 's' && c != 'a' && c != 'p' {
+		return false // the common case, at once
+	}
+	return rescan.HasFoldPrefix(t, i, "cl", "sec", "art", "par", "annex", "app", "sch")
+}
+
+// digitsEnd returns where the digits at byte i of t end.
+func digitsEnd(t string, i int) int {
+	for i < len(t) && isDigit(t[i]) {
+		i++
+	}
+	return i
+}
+
 // versionWords are words after which a bare number is a version (or a
 // standard's number), never a reference.
 var versionWords = words("version versions ver v release releases rel revision rev build patch " +
@@ -292,7 +340,7 @@ func ParseReferences(q string) []Reference {
 	// termination clause Article 12") must not swallow the keyword after
 	// it: the search goes on from the end of each keyword.
 	for pos := 0; pos < len(q); {
-		m := refKeywordRe.FindStringSubmatchIndex(q[pos:])
+		m := refKeywordScan.FindStringSubmatchIndex(q[pos:])
 		if m == nil {
 			break
 		}
@@ -310,7 +358,7 @@ func ParseReferences(q string) []Reference {
 		refs = appendList(refs, q, m[2], m[1], kind, false)
 		pos = next
 	}
-	for _, m := range signRe.FindAllStringIndex(q, -1) {
+	for _, m := range signScan.FindAllStringIndex(q) {
 		if taken(m[0], m[1]) {
 			continue
 		}
@@ -318,7 +366,7 @@ func ParseReferences(q string) []Reference {
 	}
 	// Bare annex clauses: "B.1.1.1 of T.81" names the annex clause as
 	// surely as "clause B.1.1.1" does.
-	for _, m := range bareAnnexRe.FindAllStringIndex(q, -1) {
+	for _, m := range bareAnnexScan.FindAllStringIndex(q) {
 		start, end := m[0], m[1]
 		if taken(start, end) || !bareBoundary(q, start, end) || notReference(q, start, end) {
 			continue
@@ -327,15 +375,15 @@ func ParseReferences(q string) []Reference {
 		refs = append(refs, Reference{Kind: schema.KindClause, Number: num, Raw: num, Start: start, End: end, bare: true})
 	}
 	// Bare numbers: 4.3.2 and 7(2)(b) are clauses, 7.2 may be one.
-	for _, re := range []*regexp.Regexp{bareParenRe, bareDottedRe} {
-		for _, m := range re.FindAllStringIndex(q, -1) {
+	for _, sc := range []*rescan.Scan{bareParenScan, bareDottedScan} {
+		for _, m := range sc.FindAllStringIndex(q) {
 			start, end := m[0], m[1]
 			if taken(start, end) || !bareBoundary(q, start, end) {
 				continue
 			}
 			num := q[start:end]
 			r := Reference{Kind: schema.KindClause, Number: num, Raw: num, Start: start, End: end, bare: true}
-			if re == bareDottedRe {
+			if sc == bareDottedScan {
 				parts := strings.Split(num, ".")
 				ok := true
 				for i, p := range parts {

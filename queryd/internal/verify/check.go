@@ -58,6 +58,19 @@ func Check(draft string, passages []string) Result {
 	for i, p := range passages {
 		idx[i] = indexOf(p)
 	}
+	// Each passage's words, read when a quote is first looked for in it.
+	pws := make([][]string, len(passages))
+	passageWords := func(c int) []string {
+		if pws[c-1] == nil {
+			pws[c-1] = words(passages[c-1])
+		}
+		return pws[c-1]
+	}
+	spans := quoteSpans(draft)
+	quotes := make([][]Quote, len(sents))
+	for n, s := range sents {
+		quotes[n] = quotesAt(draft, spans, s.Start, s.End)
+	}
 	var res Result
 	flag := func(f Flag) {
 		if len(res.Flags) < MaxFlags {
@@ -65,11 +78,11 @@ func Check(draft string, passages []string) Result {
 		}
 	}
 	anyCite := false
-	for _, s := range sents {
+	for n, s := range sents {
 		if len(s.Cites) > 0 {
 			anyCite = true
 		}
-		for _, q := range quotesIn(draft, s.Start, s.End) {
+		for _, q := range quotes[n] {
 			if len(q.Cites) > 0 {
 				anyCite = true
 			}
@@ -95,8 +108,7 @@ func Check(draft string, passages []string) Result {
 			cites = all // a sentence that cites none is checked against all
 		}
 		items := 0
-		quotes := quotesIn(draft, s.Start, s.End)
-		for _, q := range quotes {
+		for _, q := range quotes[n] {
 			items++
 			res.Checked++
 			in := valid(q.Cites, len(passages))
@@ -105,7 +117,7 @@ func Check(draft string, passages []string) Result {
 			}
 			found := false
 			for _, c := range in {
-				if quoteIn(q, passages[c-1]) {
+				if quoteIn(q, passageWords(c)) {
 					found = true
 					break
 				}
@@ -116,7 +128,7 @@ func Check(draft string, passages []string) Result {
 			}
 		}
 		// Facts outside the quotes and the citations.
-		text := blank(draft, s.Start, s.End, quotes)
+		text := blank(draft, s.Start, s.End, quotes[n])
 		for _, f := range Facts(text) {
 			items++
 			res.Checked++

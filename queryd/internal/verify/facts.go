@@ -1,12 +1,15 @@
 package verify
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/stratakb/stratakb/internal/rescan"
 	"github.com/stratakb/stratakb/structure"
 )
 
@@ -89,7 +92,9 @@ var scales = map[string]float64{"thousand": 1e3, "k": 1e3, "million": 1e6, "m": 
 // 1.000,00 and 1,000.00 are 1000; 1.250 is 1250 or 1.25, but 1.000 only
 // 1000 (nobody writes three zero decimals for a whole number); 7,5 is 7.5.
 func numbers(s string) []float64 {
-	s = groupMarks.Replace(s)
+	if strings.ContainsAny(s, " \u00a0'") { // the replacer allocates even when it replaces nothing
+		s = groupMarks.Replace(s)
+	}
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
 	var readings []string
@@ -170,7 +175,7 @@ func Facts(text string) []Fact {
 		}
 		out = append(out, Fact{Kind: kind, Text: text[a:b], Start: a, End: b, Keys: keys})
 	}
-	for _, m := range isoDateRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range isoDateScan.FindAllStringSubmatchIndex(text) {
 		y, mo, d := atoi(text[m[2]:m[3]]), atoi(text[m[4]:m[5]]), atoi(text[m[6]:m[7]])
 		if validDate(y, mo, d) {
 			add(KindDate, m[0], m[1], []string{dateKey(y, mo, d)})
@@ -188,7 +193,7 @@ func Facts(text string) []Fact {
 			add(KindDate, m[0], m[1], []string{dateKey(y, mo, d)})
 		}
 	}
-	for _, m := range dotDateRe.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range dotDateScan.FindAllStringSubmatchIndex(text) {
 		d, mo, y := atoi(text[m[2]:m[3]]), atoi(text[m[4]:m[5]]), atoi(text[m[6]:m[7]])
 		if validDate(y, mo, d) {
 			add(KindDate, m[0], m[1], []string{dateKey(y, mo, d)})
@@ -212,7 +217,7 @@ func Facts(text string) []Fact {
 		}
 		add(KindAmount, m[0], m[1], amountKeys(text[m[2]:m[3]], text[m[4]:m[5]], sc))
 	}
-	for _, m := range amountPost.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range amountPostScan.FindAllStringSubmatchIndex(text) {
 		sc, cur := "", ""
 		if m[4] >= 0 {
 			sc = text[m[4]:m[5]]
@@ -231,8 +236,8 @@ func Facts(text string) []Fact {
 		}
 		add(KindPercent, m[0], m[1], keys)
 	}
-	for _, re := range codeRes {
-		for _, m := range re.FindAllStringIndex(text, -1) {
+	for _, sc := range codeScans {
+		for _, m := range sc.FindAllStringIndex(text) {
 			add(KindCode, m[0], m[1], []string{KindCode + ":" + foldCode(text[m[0]:m[1]])})
 		}
 	}
@@ -242,7 +247,7 @@ func Facts(text string) []Fact {
 		}
 		add(KindClause, r.Start, r.End, []string{KindClause + ":" + strings.ToLower(r.Number)})
 	}
-	for _, m := range groupMatches(numberRe, text, numberFree) {
+	for _, m := range groupMatches(numberScan, text, numberFree) {
 		var keys []string
 		for _, v := range numbers(text[m[2]:m[3]]) {
 			keys = append(keys, KindNumber+":"+numKey(v))
@@ -280,11 +285,7 @@ func foldCode(s string) string {
 }
 
 func sortFacts(fs []Fact) {
-	for i := 1; i < len(fs); i++ {
-		for j := i; j > 0 && fs[j].Start < fs[j-1].Start; j-- {
-			fs[j], fs[j-1] = fs[j-1], fs[j]
-		}
-	}
+	slices.SortStableFunc(fs, func(a, b Fact) int { return cmp.Compare(a.Start, b.Start) })
 }
 
 // index is what a passage offers to match facts against: every key of its
@@ -305,7 +306,7 @@ func indexOf(passage string) index {
 	}
 	// Numbers inside other facts, but not the tail of a dotted number:
 	// the 2 of clause 1.1.2 is no number 2 (a year after a dotted date is).
-	for _, at := range groupMatches(anyNumberRe, passage, nil) {
+	for _, at := range groupMatches(anyNumberScan, passage, nil) {
 		m := passage[at[2]:at[3]]
 		if dottedTail(passage, at[2]) && len(m) != 4 {
 			continue
@@ -314,9 +315,9 @@ func indexOf(passage string) index {
 			ix.keys[KindNumber+":"+numKey(v)] = true
 		}
 	}
-	for _, re := range codeRes {
-		for _, m := range re.FindAllString(passage, -1) {
-			ix.keys[KindCode+":"+foldCode(m)] = true
+	for _, sc := range codeScans {
+		for _, m := range sc.FindAllStringIndex(passage) {
+			ix.keys[KindCode+":"+foldCode(passage[m[0]:m[1]])] = true
 		}
 	}
 	return ix
@@ -327,7 +328,7 @@ func indexOf(passage string) index {
 // the guard can stand before the next match (the slash of 12/23/2013 leads
 // into 23). A match whose group the byte before does not allow (before
 // reports false) is passed over.
-func groupMatches(re *regexp.Regexp, text string, before func(prev byte) bool) [][]int {
+func groupMatches(re *rescan.Scan, text string, before func(prev byte) bool) [][]int {
 	var out [][]int
 	for pos := 0; pos < len(text); {
 		m := re.FindStringSubmatchIndex(text[pos:])

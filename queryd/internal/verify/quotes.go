@@ -48,8 +48,14 @@ const MinQuoteWords = 2
 
 // quotesIn returns the quotes of draft[start:end].
 func quotesIn(draft string, start, end int) []Quote {
+	return quotesAt(draft, quoteSpans(draft), start, end)
+}
+
+// quotesAt returns the quotes of draft[start:end], spans being
+// quoteSpans(draft).
+func quotesAt(draft string, spans [][2]int, start, end int) []Quote {
 	var out []Quote
-	for _, sp := range quoteSpans(draft) {
+	for _, sp := range spans {
 		if sp[0] < start || sp[1] > end {
 			continue
 		}
@@ -80,11 +86,10 @@ func words(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
-// quoteIn reports whether every part of q appears in passage as whole
-// words, the parts in order. A part of fewer than MinQuoteWords words in a
-// quote with an omission never matches.
-func quoteIn(q Quote, passage string) bool {
-	pw := words(passage)
+// quoteIn reports whether every part of q appears in the passage of words
+// pw (words(passage)) as whole words, the parts in order. A part of fewer
+// than MinQuoteWords words in a quote with an omission never matches.
+func quoteIn(q Quote, pw []string) bool {
 	from := 0
 	for _, part := range q.Parts {
 		w := words(part)
