@@ -18,6 +18,7 @@ type Corpus interface {
 	PrepareLexical(ctx context.Context, query string, terms []string, layerIDs []int64) (store.LexicalPrep, error)
 	LexemeDF(ctx context.Context, words string, layerIDs []int64) (map[string]int64, error)
 	LexemesDF(ctx context.Context, lexemes []string, layerIDs []int64) (map[string]int64, error)
+	ChunkLayers(ctx context.Context, ids []int64) (map[int64]int64, error)
 	SearchBM25(ctx context.Context, q store.BM25Query) ([]store.LexHit, error)
 	SearchVectors(ctx context.Context, q store.VectorQuery) ([]store.VecHit, error)
 	Chunks(ctx context.Context, ids []int64) (map[int64]store.Hit, error)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/stratakb/stratakb/queryd/internal/store"
@@ -434,4 +436,128 @@ func wordLexemes(lexemes []string, df map[string]int64) (words, unseen []string)
 		}
 	}
 	return words, unseen
+}
+
+// lexicalByLayer runs the lexical channel over the layers together and
+// over each layer on its own, with that layer's statistics (idf, average
+// length, the document evidence's shares, the common-term pruning) and,
+// for a contracts-preset layer only, the clause words. The search over all
+// of them decides how many of the places each layer gets and where (one
+// layer's words set how rare a word is in another, which is fair across
+// layers); each layer's own search decides which of its chunks fill them
+// and in what order. So a layer's chunks rank among themselves as they do
+// when it is searched alone: a routing fallback over every layer no longer
+// reorders the contract the question names.
+func (r *Run) lexicalByLayer(ctx context.Context, layers []store.Layer, ids []int64, depth int) (Lexical, error) {
+	outs := make([]Lexical, len(layers)+1)
+	errs := make([]error, len(layers)+1)
+	var wg sync.WaitGroup
+	for i := range outs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i == len(layers) {
+				outs[i], errs[i] = r.Lexical(ctx, ids, depth, anyContracts(layers))
+				return
+			}
+			outs[i], errs[i] = r.Lexical(ctx, []int64{layers[i].ID}, depth, layers[i].Preset == "contracts")
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return Lexical{}, err
+		}
+	}
+	all, per := outs[len(layers)], outs[:len(layers)]
+	layerOf := map[int64]int{}
+	for i, o := range per {
+		for _, h := range o.Hits {
+			layerOf[h.ChunkID] = i
+		}
+	}
+	var unknown []int64
+	for _, h := range all.Hits {
+		if _, ok := layerOf[h.ChunkID]; !ok {
+			unknown = append(unknown, h.ChunkID)
+		}
+	}
+	if len(unknown) > 0 {
+		m, err := r.e.store.ChunkLayers(ctx, unknown)
+		if err != nil {
+			return Lexical{}, err
+		}
+		for id, lid := range m {
+			if i := slices.IndexFunc(layers, func(l store.Layer) bool { return l.ID == lid }); i >= 0 {
+				layerOf[id] = i
+			}
+		}
+	}
+	return fillByLayer(all, per, layerOf), nil
+}
+
+// fillByLayer keeps the places of all's hits and gives each to the next
+// best chunk of the same layer by that layer's own search (per[i]), with
+// the place's score; a place whose layer has no chunk left keeps its own.
+// Exact terms are merged into one list and the hits' Exact indexes moved
+// onto it.
+func fillByLayer(all Lexical, per []Lexical, layerOf map[int64]int) Lexical {
+	out := Lexical{Words: all.Words, Unseen: all.Unseen, Path: all.Path}
+	index := map[string]int32{}
+	remapOf := func(o Lexical) []int32 {
+		remap := make([]int32, len(o.Terms))
+		for i, t := range o.Terms {
+			j, ok := index[t]
+			if !ok {
+				j = int32(len(out.Terms))
+				index[t] = j
+				out.Terms = append(out.Terms, t)
+				out.Boosts = append(out.Boosts, o.Boosts[i])
+			}
+			remap[i] = j
+		}
+		return remap
+	}
+	moved := func(h store.LexHit, remap []int32) store.LexHit {
+		ex := make([]int32, 0, len(h.Exact))
+		for _, e := range h.Exact {
+			if int(e) < len(remap) {
+				ex = append(ex, remap[e])
+			}
+		}
+		h.Exact = ex
+		return h
+	}
+	allRemap := remapOf(all)
+	perRemap := make([][]int32, len(per))
+	for i, o := range per {
+		perRemap[i] = remapOf(o)
+	}
+	next := make([]int, len(per))
+	used := map[int64]bool{}
+	for _, h := range all.Hits {
+		i, ok := layerOf[h.ChunkID]
+		var pick store.LexHit
+		found := false
+		if ok {
+			for next[i] < len(per[i].Hits) {
+				c := per[i].Hits[next[i]]
+				next[i]++
+				if !used[c.ChunkID] {
+					pick, found = moved(c, perRemap[i]), true
+					break
+				}
+			}
+		}
+		if !found {
+			if used[h.ChunkID] {
+				continue
+			}
+			pick = moved(h, allRemap)
+		}
+		pick.Score = h.Score
+		used[pick.ChunkID] = true
+		out.Hits = append(out.Hits, pick)
+	}
+	return out
 }

@@ -62,6 +62,10 @@ type Params struct {
 	// 0.8, 1 and 1.5 on the answer-quality evaluation's train split
 	// (docs/retrieval.md).
 	ClauseWords float64
+	// LexicalByLayer scores a search over several layers layer by layer,
+	// each with its own statistics, and merges the hits by score
+	// (lexicalByLayer); false scores them as one collection.
+	LexicalByLayer bool
 	// With more than PruneMinChunks chunks, lexemes in more than
 	// PruneFraction of them still score but do not select candidates on the
 	// GIN path.
@@ -103,7 +107,7 @@ func DefaultParams() Params {
 		K1: 1.2, B: 0.4, PhraseBoost: 0.5, CodeBoost: 1, CommonTermShare: 0.5,
 		PruneFraction: 0.05, PruneMinChunks: 1000,
 		ImpactPerTerm: 2000, ImpactCandidates: 300, ImpactPhraseLimit: 1000,
-		DocTermDiscount: 1, DocContext: 1, ClauseWords: 0.8,
+		DocTermDiscount: 1, DocContext: 1, ClauseWords: 0.8, LexicalByLayer: true,
 		KeywordSlots: 1}
 }
 

@@ -415,7 +415,11 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	var lexErr error
 	if !params.NoLexical {
 		began := time.Now()
-		lex, lexErr = r.Lexical(ctx, ids, depth, anyContracts(layers))
+		if len(layers) > 1 && params.LexicalByLayer {
+			lex, lexErr = r.lexicalByLayer(ctx, layers, ids, depth)
+		} else {
+			lex, lexErr = r.Lexical(ctx, ids, depth, anyContracts(layers))
+		}
 		if lexErr == nil && r.e.opt.OnChannel != nil {
 			r.e.opt.OnChannel("lexical", time.Since(began))
 		}

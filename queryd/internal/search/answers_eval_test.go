@@ -279,6 +279,8 @@ func runAnswer(ctx context.Context, t *testing.T, s *Searcher, q answers.Questio
 func dumpAnswerRun(t *testing.T, path string, r answersRun, routed bool, resp *Response) {
 	t.Helper()
 	type res struct {
+		Layer      string         `json:"layer"`
+		File       string         `json:"file"`
 		Similarity float64        `json:"similarity"`
 		Match      string         `json:"match,omitempty"`
 		Explain    *ResultExplain `json:"explain,omitempty"`
@@ -295,7 +297,7 @@ func dumpAnswerRun(t *testing.T, path string, r answersRun, routed bool, resp *R
 		if i == 5 {
 			break
 		}
-		rec.Results = append(rec.Results, res{x.Similarity, x.Match, x.Explain})
+		rec.Results = append(rec.Results, res{x.Layer, x.File, x.Similarity, x.Match, x.Explain})
 	}
 	b, err := json.Marshal(rec)
 	if err != nil {

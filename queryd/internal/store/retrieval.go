@@ -149,6 +149,21 @@ func (s *Corpus) LexemeDF(ctx context.Context, words string, layerIDs []int64) (
 	return out, nil
 }
 
+// ChunkLayers returns the layer of each chunk id (ids no longer stored are
+// absent).
+func (s *Corpus) ChunkLayers(ctx context.Context, ids []int64) (map[int64]int64, error) {
+	rows, err := s.db.Query(ctx, `SELECT id, layer_id FROM strata.chunks WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the chunks' layers: %w", err)
+	}
+	out := make(map[int64]int64, len(ids))
+	var id, layer int64
+	if _, err := pgx.ForEachRow(rows, []any{&id, &layer}, func() error { out[id] = layer; return nil }); err != nil {
+		return nil, fmt.Errorf("read the chunks' layers: %w", err)
+	}
+	return out, nil
+}
+
 // LexemesDF returns the document frequency of each lexeme (already in the
 // english configuration's form) in the layers, 0 for one in none of them.
 func (s *Corpus) LexemesDF(ctx context.Context, lexemes []string, layerIDs []int64) (map[string]int64, error) {

@@ -1,0 +1,108 @@
+package retrieve
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stratakb/stratakb/internal/dbtest"
+	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// TestLexicalByLayer (issue 12, class 4 and 8): a search over several
+// layers ranks one layer's chunks among themselves as a search of that
+// layer alone does, so a routing fallback over every layer keeps the order
+// of the contract the question names. The other layer here is a handbook
+// that uses the contract's clause words ("governed", "laws", "notice")
+// often, which changes their rarity across both layers; scored as one
+// collection (LexicalByLayer off) the contract's chunks come back in
+// another order, so the fixture shows the issue.
+func TestLexicalByLayer(t *testing.T) {
+	t.Parallel()
+	pool, url := dbtest.NewPool(t)
+	ingesttest.Migrate(t, pool)
+	contracts := map[string]string{
+		"halvorsen-lakeside.txt": fixtureContract("Sponsorship", "Halvorsen", "Lakeside", "Sponsor", "Club", "Oregon", "Portland"),
+		"quillon-marrowby.txt":   fixtureContract("Distribution", "Quillon", "Marrowby", "Supplier", "Distributor", "Texas", "Austin"),
+		"ostrava-pellam.txt":     fixtureContract("Promotion", "Ostrava", "Pellam", "Company", "Agency", "Ohio", "Columbus"),
+	}
+	var hb strings.Builder
+	for i := 0; i < 30; i++ {
+		hb.WriteString("Our travel policy is governed by the laws of each country we visit; give notice of a trip in writing, and the state of your booking is shown in the portal. Fees for the portal are invoiced each month and paid within thirty days.\n\n")
+	}
+	handbook := map[string]string{"policy.txt": hb.String()}
+	for name, files := range map[string]map[string]string{"contracts": contracts, "handbook": handbook} {
+		root := filepath.Join(t.TempDir(), name)
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f, text := range files {
+			if err := os.WriteFile(filepath.Join(root, f), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l := jobs.Layer{Name: name, Root: root, ChunkSize: 400}
+		if name == "contracts" {
+			l.Preset = "contracts"
+		}
+		ingesttest.Ingest(t, pool, l, ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})})
+	}
+	st, err := store.OpenCorpus(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	ctx := context.Background()
+	layers, err := st.Layers(ctx)
+	if err != nil || len(layers) != 2 {
+		t.Fatalf("layers: %v %v", layers, err)
+	}
+	var contractLayer store.Layer
+	for _, l := range layers {
+		if l.Name == "contracts" {
+			contractLayer = l
+		}
+	}
+	eng := New(st, Options{Embedder: bow{}})
+	inContracts := func(c Candidate) bool { return c.Layer == "contracts" }
+	order := func(q string, ls []store.Layer, byLayer bool) []int64 {
+		p := DefaultParams()
+		p.LexicalByLayer = byLayer
+		p.NoVector = true // the lexical channel alone, so the order is its own
+		o, err := eng.Query(Query{Text: q, TopK: 8, Params: &p}).Search(ctx, ls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []int64
+		for _, c := range o.Candidates {
+			if inContracts(c) {
+				ids = append(ids, c.ChunkID)
+			}
+		}
+		return ids
+	}
+	differs := false
+	for _, q := range []string{
+		"Which law governs the sponsorship agreement between Halvorsen and Lakeside?",
+		"How much notice must Quillon give Marrowby, and what are the fees?",
+		"Under the Ostrava and Pellam promotion agreement, which state's laws apply?",
+	} {
+		alone := order(q, []store.Layer{contractLayer}, true)
+		both := order(q, layers, true)
+		if len(both) == 0 || !slices.Equal(both, alone[:min(len(alone), len(both))]) {
+			t.Errorf("%q: contract chunks over both layers %v, alone %v", q, both, alone)
+		}
+		one := order(q, layers, false)
+		if !slices.Equal(one, alone[:min(len(alone), len(one))]) {
+			differs = true
+		}
+	}
+	if !differs {
+		t.Errorf("scored as one collection the contract chunks kept their order in every question: the fixture does not show the issue")
+	}
+}
