@@ -51,7 +51,7 @@ train-reranker: ## fit the offline reranker on SciFact train + the answer set's 
 		bash scripts/test.sh -run 'TestTrainReranker$$' -timeout 3h -v ./queryd/internal/search/
 	gofmt -w queryd/internal/lrank/weights.go
 
-train-sentences: ## fit the extractive sentence model on SciFact's evidence sentences, compare on the answer set's train split, rewrite queryd/internal/ask/sentence_weights.go
+train-sentences: ## record the answer set's train-split sentences, fit the extractive sentence model on them and SciFact's evidence sentences, rewrite queryd/internal/ask/sentence_weights.go
 	@mkdir -p var
 	STRATA_EVAL=1 STRATA_SENTENCE_ROWS=$(CURDIR)/var/sentence-rows.jsonl \
 		STRATA_EVAL_ANSWERS_DATABASE_URL=$${STRATA_EVAL_ANSWERS_DATABASE_URL:-$${STRATA_EVAL_DATABASE_URL:-}} \

@@ -189,7 +189,7 @@ func sfRows(claims []sfClaim, cos [][]float64) [][][]float64 {
 		if cos != nil {
 			cs = cos[i]
 		}
-		out[i] = SentenceFeatures(c.claim, c.sents, make([]int, len(c.sents)), cs)
+		out[i] = SentenceFeatures(c.claim, c.sents, make([]int, len(c.sents)), nil, cs)
 	}
 	return out
 }
@@ -263,10 +263,10 @@ func column(rows [][]float64, k int) []float64 {
 // figures measured on 2 December 2026 less 0.01 (docs/ask.md, "Extractive
 // answers").
 const (
-	floorLexicalP1 = 0.519 // measured 0.529
-	floorLexicalP3 = 0.872 // measured 0.882
-	floorCosineP1  = 0.535 // measured 0.545
-	floorCosineP3  = 0.878 // measured 0.888
+	floorLexicalP1 = 0.541 // measured 0.551
+	floorLexicalP3 = 0.862 // measured 0.872
+	floorCosineP1  = 0.557 // measured 0.567
+	floorCosineP3  = 0.899 // measured 0.909
 )
 
 // TestSentenceRankingSciFact measures the shipped lexical sentence model
@@ -321,10 +321,19 @@ func TestEvalSentencesSciFact(t *testing.T) {
 	}
 }
 
+// sentencesAnswersShare is the answer set's share of the sentence models'
+// training weight, the rest SciFact's (as the offline reranker's,
+// rerankAnswersShare in package search): each source's questions weigh
+// alike within it, a question's weight split evenly over its sentences.
+const sentencesAnswersShare = 0.5
+
 // TestTrainSentences (STRATA_EVAL=1 STRATA_TRAIN_SENTENCES=1; `make
 // train-sentences`) fits the sentence models on the SciFact abstracts not
-// held out, the L2 penalty chosen by 5-fold cross-validation over those
-// abstracts (evidence first), reports the held-out abstracts and, with
+// held out and, with STRATA_ANSWER_ROWS, the answer set's train split (its
+// questions given sentencesAnswersShare of the weight), the L2 penalty
+// chosen by 5-fold cross-validation grouped by abstract and by the gold
+// document (evidence or gold first, each source by its share). It reports
+// the held-out abstracts and the answer set's train split and, with
 // STRATA_WRITE_WEIGHTS, rewrites sentence_weights.go.
 func TestTrainSentences(t *testing.T) {
 	if os.Getenv("STRATA_EVAL") != "1" || os.Getenv("STRATA_TRAIN_SENTENCES") != "1" {
@@ -332,6 +341,10 @@ func TestTrainSentences(t *testing.T) {
 	}
 	claims := loadSciFactSentences(t)
 	rows := sfRows(claims, sfCosines(t, claims))
+	var recs []answerRecord
+	if p := os.Getenv("STRATA_ANSWER_ROWS"); p != "" {
+		recs = loadAnswerRows(t, p)
+	}
 	all := make([]bool, len(SentenceFeatureNames))
 	for i := range all {
 		all[i] = true
@@ -339,65 +352,139 @@ func TestTrainSentences(t *testing.T) {
 	without := func(names ...string) []bool {
 		m := append([]bool(nil), all...)
 		for _, n := range names {
+			found := false
 			for i, f := range SentenceFeatureNames {
 				if f == n {
-					m[i] = false
+					m[i], found = false, true
 				}
+			}
+			if !found {
+				t.Fatalf("no feature %q", n)
 			}
 		}
 		return m
 	}
-	variants := []struct {
-		name string
-		mask []bool
-	}{
-		{"with cosine", all},
-		{"with cosine, no position", without("first", "position")},
-		{"lexical", without("cos", "cos_rel")},
-		{"lexical, no position", without("cos", "cos_rel", "first", "position")},
-		{"with cosine, no length", without("len_log")},
+	noCos := []string{"cos", "cos_rel"}
+	noPlace := []string{"first", "position"}
+	cat := func(xs ...[]string) []string {
+		var out []string
+		for _, x := range xs {
+			out = append(out, x...)
+		}
+		return out
 	}
-	fitIdx := []int{}
+	share := 0.0
+	if len(recs) > 0 {
+		share = sentencesAnswersShare
+	}
+	variants := []struct {
+		name  string
+		mask  []bool
+		share float64 // the answer set's share of the weight
+	}{
+		{"with cosine", all, share},
+		{"with cosine, no position", without(noPlace...), share},
+		{"with cosine, no position, no clause words", without(cat(noPlace, []string{"clause_words"})...), share},
+		{"with cosine, no length", without("len_log"), share},
+		{"lexical", without(noCos...), share},
+		{"lexical, no position", without(cat(noCos, noPlace)...), share},
+		{"lexical, no position, no clause words", without(cat(noCos, noPlace, []string{"clause_words"})...), share},
+		// The recipe of sent-scifact@1: SciFact alone, without the place
+		// and clause-word features.
+		{"SciFact only, with cosine, no position, no clause words", without(cat(noPlace, []string{"clause_words"})...), 0},
+		{"SciFact only, lexical, no position, no clause words", without(cat(noCos, noPlace, []string{"clause_words"})...), 0},
+	}
+	var fitIdx []int
 	for i, c := range claims {
 		if !c.heldOut {
 			fitIdx = append(fitIdx, i)
 		}
 	}
-	fold := func(i int) int {
+	foldOf := func(key string) int {
 		h := fnv.New32a()
-		h.Write([]byte("fold" + claims[i].doc))
+		h.Write([]byte("fold" + key))
 		return int(h.Sum32() % 5)
 	}
+	sfFold := func(i int) int { return foldOf(claims[i].doc) }
+	ansFold := func(i int) int { return foldOf(recs[i].goldFile()) }
+	ansAll := make([]int, len(recs))
+	for i := range ansAll {
+		ansAll[i] = i
+	}
+	lexical := func(m SentenceModel) bool { return m.Weights[3] == 0 && m.Weights[4] == 0 }
+	// scoreRecord scores an answer record's sentences as the shipped
+	// scorer would with m (and lex for the sentences recorded without a
+	// cosine: their passage scored under 0.3).
+	scoreRecord := func(m, lex SentenceModel) func(r answerRecord) []float64 {
+		return func(r answerRecord) []float64 {
+			probs := make([]float64, len(r.Rows))
+			for i, x := range r.Rows {
+				if x.WithCos {
+					probs[i] = m.Prob(x.F)
+				} else {
+					probs[i] = lex.Prob(x.F)
+				}
+			}
+			return CombineSentences(r.inputs(), r.probs(), probs)
+		}
+	}
 	models := map[string]SentenceModel{}
+	cvOf := map[string][2]float64{}
 	for _, v := range variants {
-		bestL2, bestCV := 0.0, -1.0
+		cosOnly := v.mask[3] || v.mask[4]
+		examples := func(sf, ans []int) []sentExample {
+			ex := sfExamples(claims, rows, sf, 1-v.share)
+			if v.share > 0 {
+				ex = append(ex, answerExamples(recs, ans, v.share, cosOnly)...)
+			}
+			return ex
+		}
+		bestL2, bestLoss, bestParts := 0.0, math.Inf(1), [2]float64{}
 		for _, l2 := range []float64{0.0001, 0.001, 0.01, 0.1, 1} {
-			cv := 0.0
+			var parts [2]float64
+			loss := 0.0
 			for k := range 5 {
-				var train []int
+				var sfTrain, sfTest, ansTrain, ansTest []int
 				for _, i := range fitIdx {
-					if fold(i) != k {
-						train = append(train, i)
+					if sfFold(i) != k {
+						sfTrain = append(sfTrain, i)
+					} else {
+						sfTest = append(sfTest, i)
 					}
 				}
-				m := fitSentences(claims, rows, train, v.mask, l2)
-				f := rankEval(claims, func(i int) bool { return !claims[i].heldOut && fold(i) == k },
+				for i := range recs {
+					if ansFold(i) != k {
+						ansTrain = append(ansTrain, i)
+					} else {
+						ansTest = append(ansTest, i)
+					}
+				}
+				m := fitSentences(examples(sfTrain, ansTrain), v.mask, l2)
+				loss += logLoss(m, examples(sfTest, ansTest)) / 5
+				f := rankEval(claims, func(i int) bool { return !claims[i].heldOut && sfFold(i) == k },
 					func(i int) []float64 { return m.Probs(rows[i]) })
-				cv += f.p1 / 5
+				parts[0] += f.p1 / 5
+				if len(recs) > 0 {
+					p1, _ := answerRank(pickRecords(recs, ansTest), scoreRecord(m, m))
+					parts[1] += p1 / 5
+				}
 			}
-			t.Logf("%s: L2 %g, cross-validated P@1 %.3f", v.name, l2, cv)
-			if cv > bestCV+1e-9 {
-				bestL2, bestCV = l2, cv
+			t.Logf("%s: L2 %g, cross-validated log loss %.4f, P@1 SciFact %.3f, answer set %.3f", v.name, l2, loss, parts[0], parts[1])
+			if loss < bestLoss-1e-9 {
+				bestL2, bestLoss, bestParts = l2, loss, parts
 			}
 		}
-		m := fitSentences(claims, rows, fitIdx, v.mask, bestL2)
-		models[v.name] = m
+		m := fitSentences(examples(fitIdx, ansAll), v.mask, bestL2)
+		if lexical(m) != !cosOnly {
+			t.Fatalf("%s: weights %v", v.name, m.Weights)
+		}
+		models[v.name], cvOf[v.name] = m, bestParts
 		f := rankEval(claims, heldOut(claims), func(i int) []float64 { return m.Probs(rows[i]) })
-		t.Logf("| %s | L2 %g | CV P@1 %.3f | held out P@1 %.3f | P@3 %.3f | weights %s |", v.name, bestL2, bestCV, f.p1, f.p3, fmtFloats(m.Weights))
+		t.Logf("| %s | L2 %g | CV P@1 SciFact %.3f, answer set %.3f | held out P@1 %.3f | P@3 %.3f | weights %s |",
+			v.name, bestL2, bestParts[0], bestParts[1], f.p1, f.p3, fmtFloats(m.Weights))
 	}
-	if p := os.Getenv("STRATA_ANSWER_ROWS"); p != "" {
-		recs := loadAnswerRows(t, p)
-		t.Logf("answer set, train split, %d questions with a gold sentence among those scored (no named clause):", answerRowsWithGold(recs))
+	if len(recs) > 0 {
+		t.Logf("answer set, train split, %d questions with a gold sentence among those scored (no named clause); the models fitted with the answer set have seen them (their cross-validated P@1 is in brackets):", answerRowsWithGold(recs))
 		t.Logf("| scorer | P@1 | P@3 |")
 		report := func(name string, sc func(r answerRecord) []float64) {
 			p1, p3 := answerRank(recs, sc)
@@ -410,23 +497,23 @@ func TestTrainSentences(t *testing.T) {
 		report("BM25 in passage", func(r answerRecord) []float64 {
 			return CombineSentences(r.inputs(), r.probs(), bmProbs(r.rows()))
 		})
-		// A sentence recorded without a cosine (its passage scored under
-		// 0.3) is scored by the lexical model without place features, as
-		// the shipped scorer would.
-		lexical := models["lexical, no position"]
+		report("compiled "+DefaultSentenceModel.Version, scoreRecord(DefaultSentenceModel.WithCosine, DefaultSentenceModel.Lexical))
+		// A sentence recorded without a cosine is scored by the lexical
+		// model of the same recipe without place features, as the shipped
+		// scorer would.
 		for _, v := range variants {
-			m := models[v.name]
-			report(v.name, func(r answerRecord) []float64 {
-				probs := make([]float64, len(r.Rows))
-				for i, x := range r.Rows {
-					if x.WithCos {
-						probs[i] = m.Prob(x.F)
-					} else {
-						probs[i] = lexical.Prob(x.F)
-					}
-				}
-				return CombineSentences(r.inputs(), r.probs(), probs)
-			})
+			lex := models["lexical, no position"]
+			if strings.Contains(v.name, "no clause words") {
+				lex = models["lexical, no position, no clause words"]
+			}
+			if strings.HasPrefix(v.name, "SciFact only") {
+				lex = models["SciFact only, lexical, no position, no clause words"]
+			}
+			name := v.name
+			if v.share > 0 {
+				name = fmt.Sprintf("%s [CV %.3f]", v.name, cvOf[v.name][1])
+			}
+			report(name, scoreRecord(models[v.name], lex))
 		}
 		if os.Getenv("STRATA_SENTENCE_COMBOS") == "1" {
 			m := models["with cosine, no position"]
@@ -460,10 +547,13 @@ func TestTrainSentences(t *testing.T) {
 		}
 		return m
 	}
+	if len(recs) == 0 {
+		t.Fatalf("no answer rows: the shipped models are fitted with the answer set's train split (STRATA_ANSWER_ROWS)")
+	}
 	// Shipped without the place features: they help on SciFact, whose
-	// abstracts end with their conclusions, and cost the answer set's train
-	// split 0.064 of P@1 (docs/ask.md, "Extractive answers").
-	ms := SentenceModels{Version: "sent-scifact@1", WithCosine: pick("with cosine, no position"), Lexical: pick("lexical, no position")}
+	// abstracts end with their conclusions, and not on the answer set
+	// (docs/ask.md, "Extractive answers").
+	ms := SentenceModels{Version: "sent-scifact-answers@2", WithCosine: pick("with cosine, no position"), Lexical: pick("lexical, no position")}
 	if p := os.Getenv("STRATA_WRITE_WEIGHTS"); p != "" {
 		if err := os.WriteFile(p, []byte(sentenceGoSource(ms, "make train-sentences")), 0o644); err != nil {
 			t.Fatal(err)
@@ -472,48 +562,117 @@ func TestTrainSentences(t *testing.T) {
 	}
 }
 
-// fitSentences fits a logistic regression on the sentences of the claims
-// idx names (evidence sentences positive), over the features mask keeps,
-// by full-batch gradient descent on standardised features.
-func fitSentences(claims []sfClaim, rows [][][]float64, idx []int, mask []bool, l2 float64) SentenceModel {
-	n := len(SentenceFeatureNames)
-	var xs [][]float64
-	var ys []float64
+// logLoss is m's weighted mean log loss on the examples.
+func logLoss(m SentenceModel, ex []sentExample) float64 {
+	sum, total := 0.0, 0.0
+	for _, e := range ex {
+		p := math.Min(math.Max(m.Prob(e.f), 1e-12), 1-1e-12)
+		if !e.y {
+			p = 1 - p
+		}
+		sum -= e.w * math.Log(p)
+		total += e.w
+	}
+	if total == 0 {
+		return 0
+	}
+	return sum / total
+}
+
+// sentExample is one sentence to fit on: its features, whether it holds
+// evidence (SciFact) or the gold quote (the answer set), and its weight.
+type sentExample struct {
+	f []float64
+	y bool
+	w float64
+}
+
+// sfExamples are the sentences of the claims idx names, the claims
+// weighing total together, each claim's weight split over its sentences.
+func sfExamples(claims []sfClaim, rows [][][]float64, idx []int, total float64) []sentExample {
+	var out []sentExample
 	for _, i := range idx {
+		w := total / float64(len(idx)) / float64(len(rows[i]))
 		for j, f := range rows[i] {
-			xs = append(xs, f)
-			y := 0.0
-			if claims[i].evidence[j] {
-				y = 1
-			}
-			ys = append(ys, y)
+			out = append(out, sentExample{f: f, y: claims[i].evidence[j], w: w})
 		}
 	}
+	return out
+}
+
+// answerExamples are, for the answer records idx names, the sentences of
+// the passages that hold a gold sentence (the model ranks a passage's
+// sentences; which passage holds the answer is the reranker's), the
+// records weighing total together, each record's weight split over its
+// sentences. cosOnly keeps the passages whose sentences all have the
+// cosine (for a model that weighs it).
+func answerExamples(recs []answerRecord, idx []int, total float64, cosOnly bool) []sentExample {
+	var kept [][]sentExample
+	for _, i := range idx {
+		r := recs[i]
+		gold, noCos := map[int]bool{}, map[int]bool{}
+		for _, x := range r.Rows {
+			gold[x.Passage] = gold[x.Passage] || x.Gold
+			noCos[x.Passage] = noCos[x.Passage] || !x.WithCos
+		}
+		var ex []sentExample
+		for _, x := range r.Rows {
+			if gold[x.Passage] && x.Passage >= 0 && !(cosOnly && noCos[x.Passage]) {
+				ex = append(ex, sentExample{f: x.F, y: x.Gold})
+			}
+		}
+		if len(ex) > 0 {
+			kept = append(kept, ex)
+		}
+	}
+	var out []sentExample
+	for _, ex := range kept {
+		w := total / float64(len(kept)) / float64(len(ex))
+		for _, e := range ex {
+			e.w = w
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// fitSentences fits a weighted logistic regression on the examples over
+// the features mask keeps, by full-batch gradient descent on features
+// standardised by their weighted mean and deviation.
+func fitSentences(ex []sentExample, mask []bool, l2 float64) SentenceModel {
+	n := len(SentenceFeatureNames)
 	m := SentenceModel{Mean: make([]float64, n), Scale: make([]float64, n), Weights: make([]float64, n)}
+	total := 0.0
+	for _, e := range ex {
+		total += e.w
+	}
+	if total == 0 {
+		return m
+	}
 	for k := range n {
 		if !mask[k] {
 			m.Scale[k] = 1
 			continue
 		}
-		for _, x := range xs {
-			m.Mean[k] += x[k]
+		for _, e := range ex {
+			m.Mean[k] += e.w * e.f[k]
 		}
-		m.Mean[k] /= float64(len(xs))
-		for _, x := range xs {
-			d := x[k] - m.Mean[k]
-			m.Scale[k] += d * d
+		m.Mean[k] /= total
+		for _, e := range ex {
+			d := e.f[k] - m.Mean[k]
+			m.Scale[k] += e.w * d * d
 		}
-		m.Scale[k] = math.Sqrt(m.Scale[k] / float64(len(xs)))
+		m.Scale[k] = math.Sqrt(m.Scale[k] / total)
 		if m.Scale[k] == 0 {
 			m.Scale[k] = 1
 		}
 	}
-	z := make([][]float64, len(xs))
-	for j, x := range xs {
+	z := make([][]float64, len(ex))
+	for j, e := range ex {
 		z[j] = make([]float64, n)
 		for k := range n {
 			if mask[k] {
-				z[j][k] = (x[k] - m.Mean[k]) / m.Scale[k]
+				z[j][k] = (e.f[k] - m.Mean[k]) / m.Scale[k]
 			}
 		}
 	}
@@ -524,12 +683,16 @@ func fitSentences(claims []sfClaim, rows [][][]float64, idx []int, mask []bool, 
 			grad[k] = l2 * m.Weights[k]
 		}
 		gb := 0.0
-		for j := range z {
+		for j, e := range ex {
 			zz := m.Bias
 			for k := range n {
 				zz += m.Weights[k] * z[j][k]
 			}
-			d := (1/(1+math.Exp(-zz)) - ys[j]) / float64(len(z))
+			y := 0.0
+			if e.y {
+				y = 1
+			}
+			d := (1/(1+math.Exp(-zz)) - y) * e.w / total
 			for k := range n {
 				grad[k] += d * z[j][k]
 			}
@@ -578,6 +741,7 @@ func sentenceGoSource(ms SentenceModels, command string) string {
 type answerRecord struct {
 	ID    string `json:"id"`
 	Kind  string `json:"kind"`
+	Split string `json:"split"`
 	Exact bool   `json:"exact"`
 	Rows  []struct {
 		F       []float64 `json:"f"`
@@ -585,7 +749,27 @@ type answerRecord struct {
 		Passage int       `json:"passage"`
 		Gold    bool      `json:"gold"`
 		WithCos bool      `json:"with_cos"`
+		File    string    `json:"file"`
 	} `json:"rows"`
+}
+
+// goldFile is the file of the record's first gold sentence (its question's
+// document: the cross-validation groups by it), else its ID.
+func (r answerRecord) goldFile() string {
+	for _, x := range r.Rows {
+		if x.Gold {
+			return x.File
+		}
+	}
+	return r.ID
+}
+
+func pickRecords(recs []answerRecord, idx []int) []answerRecord {
+	out := make([]answerRecord, len(idx))
+	for k, i := range idx {
+		out[k] = recs[i]
+	}
+	return out
 }
 
 func (r answerRecord) inputs() []SentenceInput {
@@ -687,6 +871,16 @@ func loadAnswerRows(t *testing.T, path string) []answerRecord {
 		var r answerRecord
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatal(err)
+		}
+		// The sentence models are fitted on these rows: never the test
+		// split, and never rows of another feature set.
+		if r.Split != "train" {
+			t.Fatalf("%s: answer rows of the %q split in %s; only the train split may be fitted on", r.ID, r.Split, path)
+		}
+		for _, x := range r.Rows {
+			if len(x.F) != len(SentenceFeatureNames) {
+				t.Fatalf("%s: %d features recorded, the model has %d (%s): record the rows again (make train-sentences)", r.ID, len(x.F), len(SentenceFeatureNames), path)
+			}
 		}
 		if !r.Exact {
 			out = append(out, r)

@@ -21,9 +21,11 @@ import (
 // calibrated probability times the sentence's odds of holding the answer
 // relative to the best sentence of the same passage, by the sentence model
 // (SentenceModel: a logistic regression over the sentence's words and
-// meaning against the question, fitted on SciFact's evidence sentences by
-// `make train-sentences`). So the best sentence of each passage keeps its
-// passage's probability, and the status marks are the reranker's.
+// meaning against the question and, for a contract question, the drafting
+// words of the clause it asks about, fitted on SciFact's evidence sentences
+// and the answer set's train split by `make train-sentences`). So the best
+// sentence of each passage keeps its passage's probability, and the status
+// marks are the reranker's.
 type OfflineSentences struct {
 	Model lrank.Model
 	// Embedder gives the cosine; nil (or failing) uses the sentence model
@@ -45,7 +47,7 @@ func (o OfflineSentences) Name() string { return o.Model.Version + "+" + Default
 // ScoreSentences scores the sentences.
 func (o OfflineSentences) ScoreSentences(ctx context.Context, q string, sents []SentenceInput, cands []retrieve.Candidate) ([]float64, error) {
 	pp := o.PassageProbs(q, cands)
-	rows, withCos := o.Rows(ctx, q, sents, pp)
+	rows, withCos := o.Rows(ctx, q, sents, cands, pp)
 	return CombineSentences(sents, pp, SentenceProbs(rows, withCos)), nil
 }
 
@@ -73,17 +75,22 @@ func (o OfflineSentences) PassageProbs(q string, cands []retrieve.Candidate) []f
 }
 
 // Rows are the sentences' features against the question
-// (SentenceFeatures), with the local model's cosine for the sentences of
+// (SentenceFeatures), with each passage's clause words (cands, by the
+// sentence's Passage) and the local model's cosine for the sentences of
 // the passages pp scores at MinPassage or more when it gives vectors
 // (withCos says which).
-func (o OfflineSentences) Rows(ctx context.Context, q string, sents []SentenceInput, pp []float64) (rows [][]float64, withCos []bool) {
+func (o OfflineSentences) Rows(ctx context.Context, q string, sents []SentenceInput, cands []retrieve.Candidate, pp []float64) (rows [][]float64, withCos []bool) {
 	texts := make([]string, len(sents))
 	group := make([]int, len(sents))
+	clause := make([]string, len(sents))
 	withCos = make([]bool, len(sents))
 	var embedIdx []int
 	for i, s := range sents {
 		texts[i] = s.Text
 		group[i] = s.Passage
+		if s.Passage >= 0 && s.Passage < len(cands) {
+			clause[i] = cands[s.Passage].ClauseWords
+		}
 		p := 0.0
 		if s.Passage >= 0 && s.Passage < len(pp) {
 			p = pp[s.Passage]
@@ -114,7 +121,7 @@ func (o OfflineSentences) Rows(ctx context.Context, q string, sents []SentenceIn
 			}
 		}
 	}
-	return SentenceFeatures(q, texts, group, cos), withCos
+	return SentenceFeatures(q, texts, group, clause, cos), withCos
 }
 
 // CombineSentences gives each sentence its passage's probability (pp, by
@@ -146,15 +153,19 @@ func CombineSentences(sents []SentenceInput, pp, probs []float64) []float64 {
 // by their idf, the local model's cosine to the question (relative to the
 // best of its passage, and as is), its length (the logarithm of its
 // content terms), and its place among the sentences of its passage (first,
-// and from 0 at the start to 1 at the end).
-var SentenceFeatureNames = []string{"bm25_rel", "bm25_log", "coverage", "cos_rel", "cos", "len_log", "first", "position"}
+// and from 0 at the start to 1 at the end), and the share of its passage's
+// clause words it holds (retrieve.Candidate.ClauseWords: how agreements
+// word the clause type a contract question asks about, which the
+// question's own words rarely share).
+var SentenceFeatureNames = []string{"bm25_rel", "bm25_log", "coverage", "cos_rel", "cos", "len_log", "first", "position", "clause_words"}
 
 // SentenceFeatures computes each sentence's features against the question.
 // group gives each sentence's passage (the sentences of one passage in
-// document order); cos is each sentence's cosine to the question, nil when
-// there is no vector and NaN for a sentence without one (its cosine
-// features are then 0).
-func SentenceFeatures(q string, sents []string, group []int, cos []float64) [][]float64 {
+// document order); clause each sentence's passage's clause words (nil or
+// "" for none: the feature is then 0); cos is each sentence's cosine to
+// the question, nil when there is no vector and NaN for a sentence without
+// one (its cosine features are then 0).
+func SentenceFeatures(q string, sents []string, group []int, clause []string, cos []float64) [][]float64 {
 	bm := SentenceBM25(q, sents)
 	hasCos := func(i int) bool { return cos != nil && !math.IsNaN(cos[i]) }
 	bestBM, bestCos := map[int]float64{}, map[int]float64{}
@@ -167,6 +178,7 @@ func SentenceFeatures(q string, sents []string, group []int, cos []float64) [][]
 		}
 	}
 	at := map[int]int{}
+	wanted := map[string]map[string]bool{} // each clause words' terms
 	out := make([][]float64, len(sents))
 	for i, s := range sents {
 		f := make([]float64, len(SentenceFeatureNames))
@@ -188,6 +200,17 @@ func SentenceFeatures(q string, sents []string, group []int, cos []float64) [][]
 		if n := count[g]; n > 1 {
 			f[7] = float64(at[g]) / float64(n-1)
 		}
+		if clause != nil && clause[i] != "" {
+			want, ok := wanted[clause[i]]
+			if !ok {
+				want = map[string]bool{}
+				for _, t := range sentenceTerms(clause[i]) {
+					want[t] = true
+				}
+				wanted[clause[i]] = want
+			}
+			f[8] = clauseWordShare(want, s)
+		}
 		at[g]++
 		out[i] = f
 	}
@@ -196,6 +219,23 @@ func SentenceFeatures(q string, sents []string, group []int, cos []float64) [][]
 		out[i][2] = cov[i]
 	}
 	return out
+}
+
+// clauseWordShare is the share of the terms of want (stemmed clause words)
+// that the sentence holds; 0 when want is empty.
+func clauseWordShare(want map[string]bool, sent string) float64 {
+	if len(want) == 0 {
+		return 0
+	}
+	n := 0
+	seen := map[string]bool{}
+	for _, t := range sentenceTerms(sent) {
+		if want[t] && !seen[t] {
+			seen[t] = true
+			n++
+		}
+	}
+	return float64(n) / float64(len(want))
 }
 
 // sentenceCoverage is, for each sentence, the share of the question's

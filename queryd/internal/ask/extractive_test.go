@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stratakb/stratakb/chunker"
+	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/jobs"
@@ -507,7 +508,7 @@ func TestSentenceFeatures(t *testing.T) {
 		"Payments are due within thirty days.",
 		"The written notice period is ninety days.",
 	}
-	fs := SentenceFeatures(q, sents, []int{0, 0, 1}, []float64{0.5, -0.2, 0.25})
+	fs := SentenceFeatures(q, sents, []int{0, 0, 1}, nil, []float64{0.5, -0.2, 0.25})
 	if len(fs) != 3 || len(fs[0]) != len(SentenceFeatureNames) {
 		t.Fatalf("features %v", fs)
 	}
@@ -523,14 +524,26 @@ func TestSentenceFeatures(t *testing.T) {
 		t.Errorf("cosine features %v", fs)
 	}
 	// A sentence without a vector (NaN) has no cosine features.
-	if nan := SentenceFeatures(q, sents, []int{0, 0, 1}, []float64{0.5, -0.2, math.NaN()}); nan[2][3] != 0 || nan[2][4] != 0 || nan[0][3] != 1 {
+	if nan := SentenceFeatures(q, sents, []int{0, 0, 1}, nil, []float64{0.5, -0.2, math.NaN()}); nan[2][3] != 0 || nan[2][4] != 0 || nan[0][3] != 1 {
 		t.Errorf("a sentence without a vector: %v", nan)
 	}
 	if fs[0][6] != 1 || fs[1][6] != 0 || fs[2][6] != 1 || fs[0][7] != 0 || fs[1][7] != 1 || fs[2][7] != 0 {
 		t.Errorf("place features %v", fs)
 	}
-	if nc := SentenceFeatures(q, sents, []int{0, 0, 1}, nil); nc[0][3] != 0 || nc[0][4] != 0 {
+	if nc := SentenceFeatures(q, sents, []int{0, 0, 1}, nil, nil); nc[0][3] != 0 || nc[0][4] != 0 {
 		t.Errorf("without vectors the cosine features are %v", nc[0])
+	}
+	// Clause words: the share of their distinct stemmed terms the sentence
+	// holds ("notices" is "notice" stemmed, "days" counted once), 0 without
+	// any.
+	for i, f := range fs {
+		if f[8] != 0 {
+			t.Errorf("sentence %d without clause words: clause_words %v", i, f[8])
+		}
+	}
+	cw := SentenceFeatures(q, sents, []int{0, 0, 1}, []string{"notices days party terminate", "days days", ""}, nil)
+	if cw[0][8] != 0.75 || cw[1][8] != 1 || cw[2][8] != 0 {
+		t.Errorf("clause_words %v, %v, %v; want 0.75, 1, 0", cw[0][8], cw[1][8], cw[2][8])
 	}
 	// The shipped models: the sentence that holds the question's words
 	// scores higher than one that holds none.
@@ -659,6 +672,52 @@ func TestOfflineSentencesMinPassage(t *testing.T) {
 		// of each passage keeps its passage's probability.
 		if len(got) != 3 || got[0] > pp[0]+1e-9 || got[1] > pp[0]+1e-9 || math.Abs(max(got[0], got[1])-pp[0]) > 1e-9 || math.Abs(got[2]-pp[1]) > 1e-9 {
 			t.Errorf("MinPassage %.2f: scores %v for passages %v", c.min, got, pp)
+		}
+	}
+}
+
+// A contract question rarely shares its words with the clause that answers
+// it: the sentence model reads the drafting words of the clause type asked
+// about (retrieve.ClauseWords, carried by a contracts-preset candidate), so
+// within the passage the governing-law sentence comes before one that
+// merely holds more of the question's words.
+func TestOfflineSentencesClauseWords(t *testing.T) {
+	q := "Which law governs this agreement?"
+	words := retrieve.ClauseWords(q)
+	if words == "" {
+		t.Fatalf("no clause words for %q", q)
+	}
+	sents := []SentenceInput{
+		{Text: "Each party shall comply with all laws that govern its business.", Passage: 0},
+		{Text: "This Agreement shall be construed and interpreted in accordance with the laws of the State of New York, without regard to its conflict of laws principles.", Passage: 0},
+		{Text: "Notices under this Agreement shall be given in writing.", Passage: 0},
+	}
+	var text []string
+	for _, s := range sents {
+		text = append(text, s.Text)
+	}
+	cand := retrieve.Candidate{Text: strings.Join(text, " "), Layer: "contracts", Similarity: 0.6, FusedRank: 1,
+		Lexical: &retrieve.ChannelHit{Rank: 1, Score: 9}, Vector: &retrieve.ChannelHit{Rank: 1}}
+	// Both sentence models: without vectors (lexical) and with a cosine.
+	for name, emb := range map[string]embed.Embedder{"lexical": nil, "with cosine": bow{}} {
+		score := func(clauseWords string) []float64 {
+			t.Helper()
+			c := cand
+			c.ClauseWords = clauseWords
+			got, err := OfflineSentences{Model: lrank.Default, Embedder: emb}.ScoreSentences(context.Background(), q, sents, []retrieve.Candidate{c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		// Without the clause words (a layer of another preset) the
+		// sentence that holds every word of the question comes first: the
+		// case the feature is for.
+		if s := score(""); !(s[0] > s[1]) {
+			t.Fatalf("%s: without clause words the governing-law sentence already comes first: %v", name, s)
+		}
+		if s := score(words); !(s[1] > s[0] && s[1] > s[2]) {
+			t.Errorf("%s: with clause words %q: scores %v, want the governing-law sentence first", name, words, s)
 		}
 	}
 }
