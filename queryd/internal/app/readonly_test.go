@@ -95,6 +95,8 @@ func TestQuerydRoleCannotWrite(t *testing.T) {
 		`DELETE FROM strata.learned_affinities`,
 		`UPDATE strata.promoter_runs SET interactions = 0`,
 		`UPDATE strata.feedback SET helpful = true`,
+		`UPDATE strata.receipts SET checks = '[]'`,
+		`DELETE FROM strata.receipts`,
 		`CREATE TABLE strata.evil (x int)`,
 		`CREATE TABLE public.evil (x int)`,
 		`CREATE TEMP TABLE evil (x int)`,

@@ -80,6 +80,30 @@ func renderReceipt(w io.Writer, r *verify.ReceiptResponse) {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
 	}
+	var quotes, facts []verify.ReceiptCheck
+	for _, c := range r.Checks {
+		if c.Kind == "quote" {
+			quotes = append(quotes, c)
+		} else {
+			facts = append(facts, c)
+		}
+	}
+	for _, list := range []struct {
+		title  string
+		checks []verify.ReceiptCheck
+	}{{"Quotes", quotes}, {"Facts", facts}} {
+		if len(list.checks) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s:\n", list.title)
+		for _, c := range list.checks {
+			where := c.Passage
+			if c.Kind != "quote" {
+				where += ", " + c.Kind
+			}
+			fmt.Fprintf(w, "  - %q (%s) matched %q\n", oneLine(c.Text), where, oneLine(c.Matched))
+		}
+	}
 	if len(r.Unchecked) > 0 {
 		fmt.Fprintf(w, "\nNot checked (no quote or fact to compare):\n")
 		for _, s := range r.Unchecked {
@@ -87,3 +111,7 @@ func renderReceipt(w io.Writer, r *verify.ReceiptResponse) {
 		}
 	}
 }
+
+// oneLine runs a text's white space together, so that a quote over a line
+// break stays on its line of the list.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

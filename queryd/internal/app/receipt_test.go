@@ -38,7 +38,7 @@ func TestReceiptVerb(t *testing.T) {
 	defer ledger.Close()
 	ref := schema.Ref{DocumentID: doc, Start: 0, End: len(body)}.String()
 	v, err := verify.New(verify.Options{Spans: corpus, Receipts: ledger}).Verify(ctx,
-		verify.Request{Draft: `You may carry "5 unused days" into next year [S1].`, Passages: []string{ref}})
+		verify.Request{Draft: "You may carry \"5 unused days\" into next year [S1]. That is five days at most [S1]. Ask HR for more [S1].", Passages: []string{ref}})
 	if err != nil || v.ReceiptID == "" {
 		t.Fatalf("verify: %+v %v", v, err)
 	}
@@ -52,6 +52,31 @@ func TestReceiptVerb(t *testing.T) {
 	if err != nil || !strings.Contains(out, "Up to >>>5 unused days<<< may be carried") || !strings.Contains(out, "still reads the same") {
 		t.Fatalf("receipt: %v\n%s", err, out)
 	}
+	// After the passages: each quote and fact and what it matched, then
+	// the sentences not checked.
+	tail := `
+Quotes:
+  - "5 unused days" (S1) matched "5 unused days"
+
+Facts:
+  - "five" (S1, number) matched "5"
+
+Not checked (no quote or fact to compare):
+  - Ask HR for more [S1].
+`
+	if !strings.HasSuffix(out, tail) || strings.Index(out, ">>>5 unused days<<<") > strings.Index(out, "Quotes:") {
+		t.Errorf("receipt: want the passages, then\n%s\ngot\n%s", tail, out)
+	}
+	// A receipt stored before checks were kept, or of an extractive answer,
+	// lists none.
+	old := "rcpt_" + strings.Repeat("cd", 16)
+	if _, err := owner.Exec(ctx, `INSERT INTO strata.receipts (id, tool, status, draft, passages, checked)
+		VALUES ($1, 'strata_verify', 'verified', 'Up to 5 days [S1].', '[]', 1)`, old); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(old); err != nil || strings.Contains(out, "Facts:") || strings.Contains(out, "Quotes:") || !strings.Contains(out, "1 quotes and facts checked") {
+		t.Errorf("receipt without checks: %v\n%s", err, out)
+	}
 	if _, err := owner.Exec(ctx, `UPDATE strata.documents SET body = 'Up to 9 unused days may be carried into the next calendar year.' WHERE id = $1`, doc); err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +84,10 @@ func TestReceiptVerb(t *testing.T) {
 	var r verify.ReceiptResponse
 	if err != nil || json.Unmarshal([]byte(out), &r) != nil || len(r.Passages) != 1 || r.Passages[0].Unchanged || r.Passages[0].Text != body {
 		t.Fatalf("receipt --json after a change: %v\n%s", err, out)
+	}
+	// The checks say what was read then, not what the document says now.
+	if len(r.Checks) != 2 || r.Checks[1] != (verify.ReceiptCheck{Kind: "number", Text: "five", Sentence: 2, Passage: "S1", Start: 6, End: 7, Matched: "5"}) {
+		t.Errorf("receipt --json checks: %+v", r.Checks)
 	}
 	var ue usageError
 	if _, err := run("rcpt_nope"); !errors.As(err, &ue) {

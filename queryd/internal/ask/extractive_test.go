@@ -251,6 +251,10 @@ func TestExtractive(t *testing.T) {
 		if rec.Tool != "strata_ask" || rec.Status != string(Found) || len(ps) != len(r.Answer) {
 			t.Fatalf("receipt %+v", rec)
 		}
+		// Its sentences were quoted, not checked: no checks.
+		if string(rec.Checks) != "[]" {
+			t.Errorf("extractive receipt checks %s, want []", rec.Checks)
+		}
 		for i, p := range ps {
 			sum := sha256.Sum256([]byte(r.Answer[i].Text))
 			if p.Ref != r.Answer[i].Ref || p.Text != r.Answer[i].Text || p.SHA256 != hex.EncodeToString(sum[:]) {

@@ -5,6 +5,7 @@ package scrub
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 )
 
@@ -61,17 +62,112 @@ func Text(s string) string {
 // groups) that is a valid IBAN; the regular expression may have taken a
 // following short word as a last group.
 func scrubIBAN(m string) string {
+	n := ibanPrefix(m)
+	if n == 0 {
+		return m
+	}
+	return IBAN + m[n:]
+}
+
+// ibanPrefix returns how many bytes of a candidate its longest prefix of
+// whole groups that is a valid IBAN takes, or 0.
+func ibanPrefix(m string) int {
 	parts := strings.Split(m, " ")
 	for n := len(parts); n >= 1; n-- {
 		if validIBAN(strings.Join(parts[:n], "")) {
-			rest := strings.Join(parts[n:], " ")
-			if rest != "" {
-				return IBAN + " " + rest
-			}
-			return IBAN
+			return len(strings.Join(parts[:n], " "))
 		}
 	}
-	return m
+	return 0
+}
+
+// A Cut is a stretch of a text that Text replaces: its bytes [Start, End)
+// and the placeholder put there.
+type Cut struct {
+	Start, End int
+	With       string
+}
+
+// Cuts are what Text replaces in one text, in order.
+type Cuts []Cut
+
+// Find returns what Text replaces in s, as byte spans of s: Text(s) is
+// s with each cut replaced by its placeholder. With them a part of a text
+// is scrubbed as it is within the whole (Apply), which scrubbing the part
+// alone does not do: a group of an account number is no account number,
+// and a BIC made of letters is one only in a text that speaks of BICs.
+func Find(s string) Cuts {
+	var cuts Cuts
+	for _, m := range ibanRe.FindAllStringIndex(s, -1) {
+		if n := ibanPrefix(s[m[0]:m[1]]); n > 0 {
+			cuts = append(cuts, Cut{m[0], m[0] + n, IBAN})
+		}
+	}
+	// The later patterns read the text with the earlier cuts made, as Text
+	// does. No placeholder can be part of their matches (a BIC needs six
+	// capitals in a row, an account number digits), so a match maps back
+	// to s by the lengths of the placeholders before it.
+	s1 := cuts.Apply(s, 0)
+	bicContext := bicWordRe.MatchString(s1)
+	var bics Cuts
+	for _, m := range bicRe.FindAllStringIndex(s1, -1) {
+		if looksLikeBIC(s1[m[0]:m[1]], bicContext) {
+			bics = append(bics, Cut{cuts.back(m[0]), cuts.back(m[1]), BIC})
+		}
+	}
+	cuts = merge(cuts, bics)
+	s2 := cuts.Apply(s, 0)
+	var accounts Cuts
+	for _, m := range accountRe.FindAllStringIndex(s2, -1) {
+		if !dateRe.MatchString(s2[m[0]:m[1]]) {
+			accounts = append(accounts, Cut{cuts.back(m[0]), cuts.back(m[1]), Account})
+		}
+	}
+	return merge(cuts, accounts)
+}
+
+// back maps byte p of the text with cs made (not inside a placeholder) to
+// the byte of the text they were found in.
+func (cs Cuts) back(p int) int {
+	delta := 0
+	for _, c := range cs {
+		if c.Start+delta >= p {
+			break
+		}
+		delta += len(c.With) - (c.End - c.Start)
+	}
+	return p - delta
+}
+
+func merge(a, b Cuts) Cuts {
+	out := append(append(Cuts{}, a...), b...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	return out
+}
+
+// Apply returns t, the bytes of the text the cuts were found in from byte
+// at on (or a copy as long), with each cut that overlaps it replaced by
+// its placeholder: a quote or a fact of a draft, scrubbed as the draft is.
+// A cut t holds only part of is replaced all the same, so that no part of
+// an account number is left.
+func (cs Cuts) Apply(t string, at int) string {
+	end := at + len(t)
+	var b strings.Builder
+	prev := at
+	for _, c := range cs {
+		if c.End <= at || c.Start >= end {
+			continue
+		}
+		a := max(c.Start, prev)
+		b.WriteString(t[prev-at : a-at])
+		b.WriteString(c.With)
+		prev = min(c.End, end)
+	}
+	if prev == at {
+		return t
+	}
+	b.WriteString(t[prev-at:])
+	return b.String()
 }
 
 // validIBAN checks length and the ISO 7064 mod-97 check digits.

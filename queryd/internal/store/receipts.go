@@ -27,6 +27,10 @@ type ReceiptRecord struct {
 	// Unchecked is a JSON array of the sentences that held nothing to
 	// check.
 	Unchecked json.RawMessage
+	// Checks is a JSON array of the quotes and facts checked and where each
+	// was found; [] for an extractive answer's receipt and for receipts
+	// issued before checks were kept (migration 0018).
+	Checks json.RawMessage
 }
 
 // receiptIDRe is a receipt id: rcpt_ and 128 random bits, so an id cannot
@@ -52,10 +56,13 @@ func (l *Ledger) IssueReceipt(ctx context.Context, r ReceiptRecord) (string, err
 	if len(r.Unchecked) == 0 {
 		r.Unchecked = json.RawMessage(`[]`)
 	}
+	if len(r.Checks) == 0 {
+		r.Checks = json.RawMessage(`[]`)
+	}
 	var got string
-	err := l.db.QueryRow(ctx, `INSERT INTO strata.receipts (id, caller, tool, status, draft, passages, checked, unchecked)
-		VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb) RETURNING id`,
-		id, r.Caller, r.Tool, r.Status, r.Draft, string(r.Passages), r.Checked, string(r.Unchecked)).Scan(&got)
+	err := l.db.QueryRow(ctx, `INSERT INTO strata.receipts (id, caller, tool, status, draft, passages, checked, unchecked, checks)
+		VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb) RETURNING id`,
+		id, r.Caller, r.Tool, r.Status, r.Draft, string(r.Passages), r.Checked, string(r.Unchecked), string(r.Checks)).Scan(&got)
 	if err != nil {
 		return "", fmt.Errorf("issue receipt: %w", err)
 	}
@@ -67,16 +74,16 @@ func (l *Ledger) IssueReceipt(ctx context.Context, r ReceiptRecord) (string, err
 // issued is found.
 func (l *Ledger) Receipt(ctx context.Context, id string) (ReceiptRecord, error) {
 	var r ReceiptRecord
-	var passages, unchecked string
-	err := l.db.QueryRow(ctx, `SELECT id, created_at, caller, tool, status, draft, passages::text, checked, unchecked::text
+	var passages, unchecked, checks string
+	err := l.db.QueryRow(ctx, `SELECT id, created_at, caller, tool, status, draft, passages::text, checked, unchecked::text, checks::text
 		FROM strata.receipts WHERE id = $1`, id).Scan(&r.ID, &r.CreatedAt, &r.Caller, &r.Tool, &r.Status, &r.Draft,
-		&passages, &r.Checked, &unchecked)
+		&passages, &r.Checked, &unchecked, &checks)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, ErrNoReceipt
 	}
 	if err != nil {
 		return r, fmt.Errorf("read receipt: %w", err)
 	}
-	r.Passages, r.Unchecked = json.RawMessage(passages), json.RawMessage(unchecked)
+	r.Passages, r.Unchecked, r.Checks = json.RawMessage(passages), json.RawMessage(unchecked), json.RawMessage(checks)
 	return r, nil
 }

@@ -1,7 +1,9 @@
 package verify
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -37,6 +39,29 @@ type Flag struct {
 	Message  string   `json:"message"`
 }
 
+// Match is one quote or fact of the draft that a passage backs, and
+// where: what a receipt records of each thing it checked.
+type Match struct {
+	// Kind is quote or the fact's kind (number, date, amount, percent,
+	// code, clause).
+	Kind string `json:"kind"`
+	// Text is the quote (inside its marks) or the fact as the draft writes
+	// it.
+	Text string `json:"text"`
+	// Sentence is the sentence's number in the draft (1-based).
+	Sentence int `json:"sentence"`
+	// Passage is the passage it was found in ("S2").
+	Passage string `json:"passage"`
+	// Start and End are the bytes [Start, End) of that passage's text that
+	// matched: for a quote, from its first word to its last (an omission's
+	// words included); for a fact, the passage's fact or number.
+	Start int `json:"start"`
+	End   int `json:"end"`
+	// DraftStart and DraftEnd are Text's bytes in the draft.
+	DraftStart int `json:"-"`
+	DraftEnd   int `json:"-"`
+}
+
 // Result is a check's outcome.
 type Result struct {
 	Status string `json:"status"`
@@ -49,6 +74,9 @@ type Result struct {
 	Unchecked []string `json:"unchecked_sentences,omitempty"`
 	// Note explains a nothing_checked result.
 	Note string `json:"note,omitempty"`
+	// Matches are the quotes and facts found, in the draft's order; a
+	// verified result has one for each thing checked.
+	Matches []Match `json:"matches,omitempty"`
 }
 
 // Check checks draft against passages, passages[0] being S1.
@@ -59,10 +87,11 @@ func Check(draft string, passages []string) Result {
 		idx[i] = indexOf(p)
 	}
 	// Each passage's words, read when a quote is first looked for in it.
-	pws := make([][]string, len(passages))
-	passageWords := func(c int) []string {
+	pws := make([]*wordList, len(passages))
+	passageWords := func(c int) *wordList {
 		if pws[c-1] == nil {
-			pws[c-1] = words(passages[c-1])
+			wl := wordsAt(passages[c-1])
+			pws[c-1] = &wl
 		}
 		return pws[c-1]
 	}
@@ -95,6 +124,7 @@ func Check(draft string, passages []string) Result {
 	for i := range passages {
 		all[i] = i + 1
 	}
+	names := ids(all)
 	var unchecked []string
 	for n, s := range sents {
 		for _, c := range s.Cites {
@@ -117,8 +147,13 @@ func Check(draft string, passages []string) Result {
 			}
 			found := false
 			for _, c := range in {
-				if quoteIn(q, passageWords(c)) {
+				pw := passageWords(c)
+				if from, to, ok := quoteIn(q, pw.w); ok {
 					found = true
+					_, mark := utf8.DecodeRuneInString(draft[q.Start:])
+					inner := q.Start + mark
+					res.Matches = append(res.Matches, Match{Kind: "quote", Text: q.Text, Sentence: n + 1, Passage: names[c-1],
+						Start: pw.at[from][0], End: pw.at[to-1][1], DraftStart: inner, DraftEnd: inner + len(q.Text)})
 					break
 				}
 			}
@@ -134,8 +169,10 @@ func Check(draft string, passages []string) Result {
 			res.Checked++
 			found := false
 			for _, c := range cites {
-				if idx[c-1].holds(f) {
+				if at, ok := idx[c-1].holds(f); ok {
 					found = true
+					res.Matches = append(res.Matches, Match{Kind: f.Kind, Text: f.Text, Sentence: n + 1, Passage: names[c-1],
+						Start: at[0], End: at[1], DraftStart: s.Start + f.Start, DraftEnd: s.Start + f.End})
 					break
 				}
 			}
@@ -157,6 +194,8 @@ func Check(draft string, passages []string) Result {
 	default:
 		res.Status = Verified
 	}
+	// In the draft's order: a sentence's quotes were looked for before its facts.
+	slices.SortStableFunc(res.Matches, func(a, b Match) int { return cmp.Compare(a.DraftStart, b.DraftStart) })
 	if res.Checked > 0 {
 		if len(unchecked) > MaxUnchecked {
 			unchecked = unchecked[:MaxUnchecked]

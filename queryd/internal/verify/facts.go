@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/stratakb/stratakb/internal/rescan"
 	"github.com/stratakb/stratakb/structure"
@@ -291,17 +292,20 @@ func sortFacts(fs []Fact) {
 // index is what a passage offers to match facts against: every key of its
 // facts, and every number it writes (also inside dates, amounts and
 // percentages, so "in 2026" matches "4 November 2026"), with clause
-// numbers as numbers too.
+// numbers as numbers too. Each key keeps the byte span in the passage
+// where it was first found, facts before the numbers inside them, so that
+// a check can say where it matched.
 type index struct {
-	keys map[string]bool
-	text string // lower-cased passage
+	keys    map[string][2]int
+	passage string
+	text    string // lower-cased passage
 }
 
 func indexOf(passage string) index {
-	ix := index{keys: map[string]bool{}, text: strings.ToLower(passage)}
+	ix := index{keys: map[string][2]int{}, passage: passage, text: strings.ToLower(passage)}
 	for _, f := range Facts(passage) {
 		for _, k := range f.Keys {
-			ix.keys[k] = true
+			ix.add(k, f.Start, f.End)
 		}
 	}
 	// Numbers inside other facts, but not the tail of a dotted number:
@@ -312,15 +316,22 @@ func indexOf(passage string) index {
 			continue
 		}
 		for _, v := range numbers(m) {
-			ix.keys[KindNumber+":"+numKey(v)] = true
+			ix.add(KindNumber+":"+numKey(v), at[2], at[3])
 		}
 	}
 	for _, sc := range codeScans {
 		for _, m := range sc.FindAllStringIndex(passage) {
-			ix.keys[KindCode+":"+foldCode(passage[m[0]:m[1]])] = true
+			ix.add(KindCode+":"+foldCode(passage[m[0]:m[1]]), m[0], m[1])
 		}
 	}
 	return ix
+}
+
+// add records key k at bytes [a, b) of the passage unless it is known.
+func (ix index) add(k string, a, b int) {
+	if _, ok := ix.keys[k]; !ok {
+		ix.keys[k] = [2]int{a, b}
+	}
 }
 
 // groupMatches is FindAllStringSubmatchIndex for a pattern whose group 1
@@ -360,34 +371,50 @@ func dottedTail(s string, a int) bool {
 	return a >= 2 && (s[a-1] == '.' || s[a-1] == ',') && s[a-2] >= '0' && s[a-2] <= '9'
 }
 
-// holds reports whether the passage index holds fact f. A clause
-// reference matches its number written anywhere in the passage; an amount
-// matches the same value in the same currency.
-func (ix index) holds(f Fact) bool {
+// holds reports whether the passage index holds fact f, and where: the
+// byte span in the passage of what matched. A clause reference matches its
+// number written anywhere in the passage; an amount matches the same value
+// in the same currency.
+func (ix index) holds(f Fact) ([2]int, bool) {
 	for _, k := range f.Keys {
-		if ix.keys[k] {
-			return true
+		if at, ok := ix.keys[k]; ok {
+			return at, true
 		}
-		if kind, num, ok := strings.Cut(k, ":"); ok && kind == KindClause && containsToken(ix.text, num) {
-			return true
+		if kind, num, ok := strings.Cut(k, ":"); ok && kind == KindClause {
+			if a := tokenAt(ix.text, num); a >= 0 {
+				return [2]int{originalOffset(ix.passage, ix.text, a), originalOffset(ix.passage, ix.text, a+len(num))}, true
+			}
 		}
 	}
-	return false
+	return [2]int{}, false
 }
 
-// containsToken reports whether tok occurs in s not inside a longer number
-// or word: "7.2" is in "7.2 notice" but not in "17.2" or "7.21".
-func containsToken(s, tok string) bool {
+// originalOffset maps byte off of lower, strings.ToLower(s), to the byte
+// of s where the same rune stands (ToLower maps rune for rune, but a few
+// runes change length, as the Kelvin sign does).
+func originalOffset(s, lower string, off int) int {
+	i, j := 0, 0
+	for i < len(s) && j < off {
+		_, w := utf8.DecodeRuneInString(s[i:])
+		_, lw := utf8.DecodeRuneInString(lower[j:])
+		i, j = i+w, j+lw
+	}
+	return i
+}
+
+// tokenAt returns where tok first occurs in s not inside a longer number
+// or word, or -1: "7.2" is in "7.2 notice" but not in "17.2" or "7.21".
+func tokenAt(s, tok string) int {
 	for i := 0; ; {
 		j := strings.Index(s[i:], tok)
 		if j < 0 {
-			return false
+			return -1
 		}
 		a, b := i+j, i+j+len(tok)
 		before := a == 0 || !isWordByte(s[a-1])
 		after := b == len(s) || !isWordByte(s[b]) && !(s[b] == '.' && b+1 < len(s) && s[b+1] >= '0' && s[b+1] <= '9')
 		if before && after {
-			return true
+			return a
 		}
 		i = a + 1
 	}

@@ -3,44 +3,15 @@ package verify
 import (
 	"sort"
 	"strings"
-	"unicode"
 )
-
-// wordSpan is a word of a text, lower-cased, with its byte offsets.
-type wordSpan struct {
-	w    string
-	a, b int
-}
-
-func wordSpans(s string) []wordSpan {
-	var out []wordSpan
-	start := -1
-	for i, r := range s {
-		in := unicode.IsLetter(r) || unicode.IsDigit(r)
-		switch {
-		case in && start < 0:
-			start = i
-		case !in && start >= 0:
-			out = append(out, wordSpan{strings.ToLower(s[start:i]), start, i})
-			start = -1
-		}
-	}
-	if start >= 0 {
-		out = append(out, wordSpan{strings.ToLower(s[start:]), start, len(s)})
-	}
-	return out
-}
 
 // MarkQuotes returns passage with every part of the draft's quotes that it
 // holds marked as >>>…<<<, as a reader checks a receipt: the quote in its
 // context. Parts are matched as quotes are checked (whole words, case and
 // punctuation aside); overlapping marks are merged.
 func MarkQuotes(draft, passage string) string {
-	ws := wordSpans(passage)
-	hay := make([]string, len(ws))
-	for i, w := range ws {
-		hay[i] = w.w
-	}
+	ws := wordsAt(passage)
+	hay := ws.w
 	var spans [][2]int
 	for _, q := range quotesIn(draft, 0, len(draft)) {
 		for _, part := range q.Parts {
@@ -54,7 +25,7 @@ func MarkQuotes(draft, passage string) string {
 					break
 				}
 				i := from + at
-				spans = append(spans, [2]int{ws[i].a, ws[i+len(needle)-1].b})
+				spans = append(spans, [2]int{ws.at[i][0], ws.at[i+len(needle)-1][1]})
 				from = i + len(needle)
 			}
 		}

@@ -86,23 +86,74 @@ func words(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
+// wordList is a passage split into words as words splits it, with each
+// word's byte span in the passage: what a quote is looked for in, and
+// where a quote found was.
+type wordList struct {
+	w  []string
+	at [][2]int
+}
+
+// wordsAt splits s as words does and records where each word stands in s.
+// strings.ToLower maps rune for rune (an invalid byte becomes U+FFFD), so
+// walking s and its lower-cased copy side by side pairs each rune with its
+// lower case; a word is a stretch of the copy, its span that of s.
+func wordsAt(s string) wordList {
+	lower := strings.ToLower(s)
+	var wl wordList
+	start, lstart := -1, -1
+	j := 0
+	for i := 0; i < len(s); {
+		var in bool
+		w, lw := 1, 1
+		if c := s[i]; c < utf8.RuneSelf && j < len(lower) { // an ASCII byte's lower case is one byte too
+			lc := lower[j]
+			in = lc >= 'a' && lc <= 'z' || lc >= '0' && lc <= '9'
+		} else {
+			_, w = utf8.DecodeRuneInString(s[i:])
+			var lr rune
+			lr, lw = utf8.DecodeRuneInString(lower[j:])
+			in = unicode.IsLetter(lr) || unicode.IsDigit(lr)
+		}
+		switch {
+		case in && start < 0:
+			start, lstart = i, j
+		case !in && start >= 0:
+			wl.w = append(wl.w, lower[lstart:j])
+			wl.at = append(wl.at, [2]int{start, i})
+			start = -1
+		}
+		i, j = i+w, j+lw
+	}
+	if start >= 0 {
+		wl.w = append(wl.w, lower[lstart:])
+		wl.at = append(wl.at, [2]int{start, len(s)})
+	}
+	return wl
+}
+
 // quoteIn reports whether every part of q appears in the passage of words
-// pw (words(passage)) as whole words, the parts in order. A part of fewer
-// than MinQuoteWords words in a quote with an omission never matches.
-func quoteIn(q Quote, pw []string) bool {
-	from := 0
+// pw (words(passage)) as whole words, the parts in order, and where: the
+// words [from, to) of pw, from the first part's first word to the last
+// part's last. A part of fewer than MinQuoteWords words in a quote with an
+// omission never matches.
+func quoteIn(q Quote, pw []string) (from, to int, ok bool) {
+	first, next := -1, 0
 	for _, part := range q.Parts {
 		w := words(part)
 		if len(w) == 0 || len(q.Parts) > 1 && len(w) < MinQuoteWords {
-			return false
+			return 0, 0, false
 		}
-		at := indexWords(pw[from:], w)
+		at := indexWords(pw[next:], w)
 		if at < 0 {
-			return false
+			return 0, 0, false
 		}
-		from += at + len(w)
+		if first < 0 {
+			first = next + at
+		}
+		next += at + len(w)
 	}
-	return len(q.Parts) > 0
+	return first, next, len(q.Parts) > 0
 }
 
 func indexWords(hay, needle []string) int {

@@ -211,10 +211,17 @@ func (v *Verifier) Verify(ctx context.Context, req Request) (*Response, error) {
 		return resp, nil
 	}
 	draft, unchecked := req.Draft, append([]string{}, res.Unchecked...)
+	checks := append([]Match{}, res.Matches...)
 	if !v.opt.RawQueries {
+		// Each quote and fact is scrubbed as it stands in the draft, so
+		// that no part of an account number the draft loses is kept.
+		cuts := scrub.Find(draft)
 		draft = scrub.Text(draft)
 		for i, u := range unchecked {
 			unchecked[i] = scrub.Text(u)
+		}
+		for i, m := range checks {
+			checks[i].Text = cuts.Apply(m.Text, m.DraftStart)
 		}
 	}
 	passages, err := json.Marshal(rps)
@@ -225,8 +232,12 @@ func (v *Verifier) Verify(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	cj, err := json.Marshal(checks)
+	if err != nil {
+		return nil, err
+	}
 	id, err := v.opt.Receipts.IssueReceipt(ctx, store.ReceiptRecord{Caller: caller.From(ctx), Tool: ToolName,
-		Status: Verified, Draft: draft, Passages: passages, Checked: res.Checked, Unchecked: uj})
+		Status: Verified, Draft: draft, Passages: passages, Checked: res.Checked, Unchecked: uj, Checks: cj})
 	if err != nil {
 		v.opt.Logger.Warn("receipt_not_stored", "err", err.Error())
 		return nil, store.CallerError(ctx, err, "store the receipt")
@@ -272,6 +283,26 @@ type ReceiptPassageNow struct {
 	Unchanged bool `json:"unchanged"`
 }
 
+// ReceiptCheck is one quote or fact a receipt records as checked, and
+// where it was found.
+type ReceiptCheck struct {
+	// Kind is quote or the fact's kind (number, date, amount, percent,
+	// code, clause).
+	Kind string `json:"kind"`
+	// Text is the quote or fact as the draft wrote it, scrubbed like the
+	// draft.
+	Text string `json:"text"`
+	// Sentence is its sentence's number in the draft (1-based).
+	Sentence int `json:"sentence"`
+	// Passage is the id of the receipt's passage it was found in ("S2").
+	Passage string `json:"passage"`
+	// Start and End are the bytes [Start, End) of that passage's text
+	// that matched, and Matched is that text.
+	Start   int    `json:"start"`
+	End     int    `json:"end"`
+	Matched string `json:"matched"`
+}
+
 // ReceiptResponse is a receipt as strata_get_receipt returns it.
 type ReceiptResponse struct {
 	ReceiptID string              `json:"receipt_id"`
@@ -281,7 +312,11 @@ type ReceiptResponse struct {
 	Draft     string              `json:"draft"`
 	Passages  []ReceiptPassageNow `json:"passages"`
 	Checked   int                 `json:"checked"`
-	Unchecked []string            `json:"unchecked_sentences,omitempty"`
+	// Checks are the quotes and facts checked, in the draft's order; empty
+	// for an extractive answer and for a receipt issued before they were
+	// kept.
+	Checks    []ReceiptCheck `json:"checks"`
+	Unchecked []string       `json:"unchecked_sentences,omitempty"`
 }
 
 // GetReceipt reads a receipt and checks each passage against the stored
@@ -308,6 +343,21 @@ func (v *Verifier) GetReceipt(ctx context.Context, req ReceiptRequest) (*Receipt
 	}
 	if err := json.Unmarshal(r.Unchecked, &resp.Unchecked); err != nil {
 		return nil, fmt.Errorf("receipt %s: unchecked sentences: %w", r.ID, err)
+	}
+	resp.Checks = []ReceiptCheck{}
+	if len(r.Checks) > 0 {
+		if err := json.Unmarshal(r.Checks, &resp.Checks); err != nil {
+			return nil, fmt.Errorf("receipt %s: checks: %w", r.ID, err)
+		}
+	}
+	texts := map[string]string{}
+	for _, p := range ps {
+		texts[p.ID] = p.Text
+	}
+	for i, c := range resp.Checks {
+		if t, ok := texts[c.Passage]; ok && 0 <= c.Start && c.Start <= c.End && c.End <= len(t) {
+			resp.Checks[i].Matched = t[c.Start:c.End]
+		}
 	}
 	refs := make([]schema.Ref, len(ps))
 	for i, p := range ps {

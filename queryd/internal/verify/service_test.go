@@ -2,8 +2,11 @@ package verify
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -84,6 +87,22 @@ func TestVerifyService(t *testing.T) {
 		rc.Passages[0].File != "agb.md" || rc.Checked != 2 {
 		t.Fatalf("receipt %+v", rc)
 	}
+	// It records each quote and fact checked, in the draft's order, where
+	// it matched in the passage (bytes of two-byte-heavy text).
+	type check struct{ kind, text, passage, matched string }
+	var got []check
+	for _, c := range rc.Checks {
+		if c.Start < 0 || c.End > len(rc.Passages[0].Text) || rc.Passages[0].Text[c.Start:c.End] != c.Matched || body[a+c.Start:a+c.End] != c.Matched {
+			t.Errorf("check %+v: the passage reads %q there", c, body[a+c.Start:a+c.End])
+		}
+		got = append(got, check{c.Kind, c.Text, c.Passage, c.Matched})
+	}
+	if want := []check{{KindNumber, "30", "S1", "30"}, {"quote", "mit einer Frist von 30 Tagen", "S1", "mit einer Frist von 30 Tagen"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("receipt checks %+v, want %+v", got, want)
+	}
+	if rc.Checks[0].Start != len("Die Kündigung ist mit einer Frist von ") || rc.Checks[0].Sentence != 1 {
+		t.Errorf("the 30 at bytes %d..%d of sentence %d", rc.Checks[0].Start, rc.Checks[0].End, rc.Checks[0].Sentence)
+	}
 	for _, id := range []string{"rcpt_1", "nope"} {
 		if _, err := v.GetReceipt(context.Background(), ReceiptRequest{ReceiptID: id}); qerr.KindOf(err) != qerr.Invalid {
 			t.Errorf("receipt id %q: %v, want invalid", id, err)
@@ -145,8 +164,41 @@ func TestVerifyService(t *testing.T) {
 	if r.ReceiptID == "" {
 		t.Fatalf("IBAN draft not verified: %+v", r)
 	}
-	if got := receipt(r.ReceiptID).Draft; strings.Contains(got, "3704") || !strings.Contains(got, "Frist ist 30 Tage") {
+	rc = receipt(r.ReceiptID)
+	if got := rc.Draft; strings.Contains(got, "3704") || !strings.Contains(got, "Frist ist 30 Tage") {
 		t.Errorf("receipt draft not scrubbed: %q", got)
+	}
+	// So is the IBAN the draft states as a fact; where it matched is the
+	// passage's own text, which the receipt holds as read.
+	if len(rc.Checks) != 2 || rc.Checks[0].Kind != KindCode || rc.Checks[0].Text != "[IBAN]" || rc.Checks[0].Passage != "S1" ||
+		rc.Checks[0].Matched != "DE89 3704 0044 0532 0130 00" || rc.Passages[0].Text[rc.Checks[0].Start:rc.Checks[0].End] != rc.Checks[0].Matched ||
+		rc.Checks[1].Text != "30" || rc.Checks[1].Passage != "S2" || rc.Checks[1].Sentence != 1 {
+		t.Errorf("receipt checks of the IBAN draft: %+v", rc.Checks)
+	}
+	// Kept raw when raw queries are.
+	raw := New(Options{Spans: st, Receipts: ledger, RawQueries: true})
+	r, err = raw.Verify(context.Background(), Request{Draft: "Zahlungen gehen an DE89 3704 0044 0532 0130 00 [S1].", Passages: []string{ref(ia, ib)}})
+	if err != nil || r.ReceiptID == "" {
+		t.Fatalf("raw: %+v %v", r, err)
+	}
+	if rc := receipt(r.ReceiptID); len(rc.Checks) != 1 || rc.Checks[0].Text != "DE89 3704 0044 0532 0130 00" {
+		t.Errorf("raw receipt checks: %+v", rc.Checks)
+	}
+
+	// A receipt stored before checks were kept (no checks column written)
+	// reads with none.
+	old := "rcpt_" + strings.Repeat("ab", 16)
+	passages := fmt.Sprintf(`[{"id": "S1", "ref": %q, "layer": "agb", "file": "agb.md", "text": %q, "sha256": ""}]`, ref(a, b), body[a:b])
+	if _, err := pool.Exec(context.Background(), `INSERT INTO strata.receipts (id, tool, status, draft, passages, checked)
+		VALUES ($1, 'strata_verify', 'verified', 'Die Frist beträgt 30 Tage [S1].', $2::jsonb, 1)`, old, passages); err != nil {
+		t.Fatal(err)
+	}
+	rc = receipt(old)
+	if rc.Checks == nil || len(rc.Checks) != 0 || rc.Checked != 1 || len(rc.Passages) != 1 || rc.Passages[0].Unchanged {
+		t.Errorf("old receipt: %+v", rc)
+	}
+	if b, _ := json.Marshal(rc); !strings.Contains(string(b), `"checks":[]`) {
+		t.Errorf("old receipt JSON has no empty checks: %s", b)
 	}
 }
 

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -165,6 +166,26 @@ func FuzzCheck(f *testing.F) {
 		}
 		if len(r.Flags) > MaxFlags || len(r.Unchecked) > MaxUnchecked {
 			t.Fatalf("%d flags, %d unchecked", len(r.Flags), len(r.Unchecked))
+		}
+		// Each match lies in its passage and in the draft; a quote's span
+		// starts with its first part's words and ends with its last's.
+		if r.Status == Verified && len(r.Matches) != r.Checked {
+			t.Fatalf("verified with %d matches for %d checked", len(r.Matches), r.Checked)
+		}
+		for _, m := range r.Matches {
+			if m.Passage != "S1" && m.Passage != "S2" || m.Start < 0 || m.Start >= m.End || m.End > len(passage) ||
+				m.DraftStart < 0 || m.DraftEnd > len(draft) || m.DraftEnd-m.DraftStart != len(m.Text) {
+				t.Fatalf("match %+v out of bounds", m)
+			}
+			if m.Kind != "quote" {
+				continue
+			}
+			got := words(passage[m.Start:m.End])
+			parts := strings.FieldsFunc(strings.ReplaceAll(m.Text, "...", "…"), func(r rune) bool { return r == '…' })
+			first, last := words(parts[0]), words(parts[len(parts)-1])
+			if len(got) < len(first) || !slices.Equal(got[:len(first)], first) || !slices.Equal(got[len(got)-len(last):], last) {
+				t.Fatalf("quote %q matched %q", m.Text, passage[m.Start:m.End])
+			}
 		}
 	})
 }
