@@ -104,6 +104,13 @@ func (s *Server) routes(mcpHandler http.Handler) http.Handler {
 			})
 		}
 	}
+	// A receipt can also be opened by its address, as a link in a report
+	// would: the same call as POST /v1/receipt with {"receipt_id": id}.
+	for _, t := range s.tools {
+		if t.Name == ToolGetReceipt {
+			mux.Handle("GET /v1/receipts/{id}", s.authenticate(s.receiptByPath(t)))
+		}
+	}
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {
@@ -209,6 +216,24 @@ func (s *Server) toolHTTP(t Tool) http.Handler {
 		}
 		if !json.Valid(body) && len(strings.TrimSpace(string(body))) > 0 {
 			writeError(w, qerr.Invalidf("body", "is not valid JSON"))
+			return
+		}
+		out, err := s.call(withTransport(r.Context(), transportHTTP), t, body)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, out.Value)
+	})
+}
+
+// receiptByPath serves GET /v1/receipts/{id} through the tool's one call
+// path, so its errors, limits and metrics are strata_get_receipt's.
+func (s *Server) receiptByPath(t Tool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := json.Marshal(map[string]string{"receipt_id": r.PathValue("id")})
+		if err != nil {
+			writeError(w, err)
 			return
 		}
 		out, err := s.call(withTransport(r.Context(), transportHTTP), t, body)
