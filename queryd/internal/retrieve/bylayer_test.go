@@ -2,15 +2,10 @@ package retrieve
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/stratakb/stratakb/internal/dbtest"
-	"github.com/stratakb/stratakb/internal/ingesttest"
-	"github.com/stratakb/stratakb/jobs"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -24,8 +19,6 @@ import (
 // another order, so the fixture shows the issue.
 func TestLexicalByLayer(t *testing.T) {
 	t.Parallel()
-	pool, url := dbtest.NewPool(t)
-	ingesttest.Migrate(t, pool)
 	contracts := map[string]string{
 		"halvorsen-lakeside.txt": fixtureContract("Sponsorship", "Halvorsen", "Lakeside", "Sponsor", "Club", "Oregon", "Portland"),
 		"quillon-marrowby.txt":   fixtureContract("Distribution", "Quillon", "Marrowby", "Supplier", "Distributor", "Texas", "Austin"),
@@ -36,38 +29,8 @@ func TestLexicalByLayer(t *testing.T) {
 		hb.WriteString("Our travel policy is governed by the laws of each country we visit; give notice of a trip in writing, and the state of your booking is shown in the portal. Fees for the portal are invoiced each month and paid within thirty days.\n\n")
 	}
 	handbook := map[string]string{"policy.txt": hb.String()}
-	for name, files := range map[string]map[string]string{"contracts": contracts, "handbook": handbook} {
-		root := filepath.Join(t.TempDir(), name)
-		if err := os.MkdirAll(root, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for f, text := range files {
-			if err := os.WriteFile(filepath.Join(root, f), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		l := jobs.Layer{Name: name, Root: root, ChunkSize: 400}
-		if name == "contracts" {
-			l.Preset = "contracts"
-		}
-		ingesttest.Ingest(t, pool, l, ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})})
-	}
-	st, err := store.OpenCorpus(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	st, layers, contractLayer := ingestTwoLayers(t, map[string]map[string]string{"contracts": contracts, "handbook": handbook}, 400)
 	ctx := context.Background()
-	layers, err := st.Layers(ctx)
-	if err != nil || len(layers) != 2 {
-		t.Fatalf("layers: %v %v", layers, err)
-	}
-	var contractLayer store.Layer
-	for _, l := range layers {
-		if l.Name == "contracts" {
-			contractLayer = l
-		}
-	}
 	eng := New(st, Options{Embedder: bow{}})
 	inContracts := func(c Candidate) bool { return c.Layer == "contracts" }
 	order := func(q string, ls []store.Layer, byLayer bool) []int64 {

@@ -20,44 +20,11 @@ import (
 // of the clause type the query asks about; other layers' do not.
 func TestUnknownWords(t *testing.T) {
 	t.Parallel()
-	pool, url := dbtest.NewPool(t)
-	ingesttest.Migrate(t, pool)
-	layerFiles := map[string]map[string]string{
+	st, layers, contracts := ingestTwoLayers(t, map[string]map[string]string{
 		"contracts": {"a.txt": "The Supplier shall deliver the goods within thirty days. This Agreement shall be governed by the laws of the State of Oregon.\n"},
 		"handbook":  {"b.txt": "Our support team answers tickets about invoices and the carbon footprint of shipping.\n"},
-	}
-	for name, files := range layerFiles {
-		root := filepath.Join(t.TempDir(), name)
-		if err := os.MkdirAll(root, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for f, text := range files {
-			if err := os.WriteFile(filepath.Join(root, f), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		l := jobs.Layer{Name: name, Root: root}
-		if name == "contracts" {
-			l.Preset = "contracts"
-		}
-		ingesttest.Ingest(t, pool, l, ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})})
-	}
-	st, err := store.OpenCorpus(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	}, 0)
 	ctx := context.Background()
-	layers, err := st.Layers(ctx)
-	if err != nil || len(layers) != 2 {
-		t.Fatalf("layers: %v %v", layers, err)
-	}
-	var contracts store.Layer
-	for _, l := range layers {
-		if l.Name == "contracts" {
-			contracts = l
-		}
-	}
 	eng := New(st, Options{Embedder: bow{}})
 	snap, err := eng.Snapshot(ctx)
 	if err != nil {
@@ -101,4 +68,46 @@ func TestUnknownWords(t *testing.T) {
 			t.Errorf("%s candidate: clause words %q", c.Layer, c.ClauseWords)
 		}
 	}
+}
+
+// ingestTwoLayers ingests a "contracts" layer of the contracts preset and a
+// "handbook" layer from the files given (chunkSize 0: the default) into a
+// database of their own, and returns the corpus, both layers and the
+// contracts layer.
+func ingestTwoLayers(t *testing.T, files map[string]map[string]string, chunkSize int) (*store.Corpus, []store.Layer, store.Layer) {
+	t.Helper()
+	pool, url := dbtest.NewPool(t)
+	ingesttest.Migrate(t, pool)
+	for _, name := range []string{"contracts", "handbook"} {
+		root := filepath.Join(t.TempDir(), name)
+		if err := os.MkdirAll(root, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f, text := range files[name] {
+			if err := os.WriteFile(filepath.Join(root, f), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l := jobs.Layer{Name: name, Root: root, ChunkSize: chunkSize}
+		if name == "contracts" {
+			l.Preset = "contracts"
+		}
+		ingesttest.Ingest(t, pool, l, ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})})
+	}
+	st, err := store.OpenCorpus(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	layers, err := st.Layers(context.Background())
+	if err != nil || len(layers) != 2 {
+		t.Fatalf("layers: %v %v", layers, err)
+	}
+	for _, l := range layers {
+		if l.Name == "contracts" {
+			return st, layers, l
+		}
+	}
+	t.Fatal("no contracts layer")
+	return nil, nil, store.Layer{}
 }
