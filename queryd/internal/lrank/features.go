@@ -70,7 +70,6 @@ var FeatureNames = []string{
 	"unknown_share",   // share of the question's words in no layer
 	"clause_words",    // share of the clause type's drafting words in the text
 	"sentence_cover",  // idf_coverage of the passage's best single sentence
-	"doc_cover_gap",   // doc_coverage less the list's best
 }
 
 // Features returns one row of FeatureNames per candidate.
@@ -165,10 +164,6 @@ func Features(question string, cands []Candidate) [][]float64 {
 	for _, f := range out {
 		best = math.Max(best, f[7])
 	}
-	bestDoc := 0.0
-	for _, f := range out {
-		bestDoc = math.Max(bestDoc, f[8])
-	}
 	for i, f := range out {
 		f[14] = f[7] - best
 		c := cands[i]
@@ -178,7 +173,6 @@ func Features(question string, cands []Candidate) [][]float64 {
 		f[16] = c.Unknown
 		f[17] = clauseWordShare(c.ClauseWords, docTerms[i])
 		f[18] = sentenceCover(qterms, c.Text, idf)
-		f[19] = f[8] - bestDoc
 	}
 	return out
 }

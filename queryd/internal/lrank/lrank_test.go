@@ -302,20 +302,3 @@ func TestSentenceCover(t *testing.T) {
 		t.Errorf("terms spread over three sentences: %v (one sentence: %v)", f[1][c], f[0][c])
 	}
 }
-
-// TestDocCoverGap: doc_coverage is read against the list's best, 0 for the
-// best candidate and negative for one that covers less.
-func TestDocCoverGap(t *testing.T) {
-	t.Parallel()
-	f := Features("termination notice period", []Candidate{
-		{Text: "The notice period is ninety days.", ClausePath: "7 Termination"},
-		{Text: "The notice is given in writing."},
-	})
-	c, d := col(t, "doc_cover_gap"), col(t, "doc_coverage")
-	if f[0][c] != 0 || f[0][d] != 1 {
-		t.Errorf("the best candidate: doc_coverage %v, gap %v", f[0][d], f[0][c])
-	}
-	if want := f[1][d] - f[0][d]; f[1][c] >= 0 || math.Abs(f[1][c]-want) > 1e-12 {
-		t.Errorf("the other: gap %v, want %v", f[1][c], want)
-	}
-}

@@ -14,5 +14,5 @@ type Marks struct{ High, Medium float64 }
 // fifty answerable train questions would then be found without a gold
 // passage. A version without an entry gets strata_ask's defaults.
 var MeasuredMarks = map[string]Marks{
-	"lrank-scifact-answers-l2-0.001@4": {High: 0.8, Medium: 0.45},
+	"lrank-scifact-answers-l2-0.001@3": {High: 0.8, Medium: 0.4},
 }

@@ -62,7 +62,7 @@ func TestTrainReranker(t *testing.T) {
 		}
 	}
 	tr := lrank.Train(js, lrank.TrainConfig{L2s: []float64{0.001, 0.003, 0.01, 0.03, 0.1}, Folds: 5,
-		AnswersShare: rerankAnswersShare, Version: "lrank-scifact-answers-l2-%g@4",
+		AnswersShare: rerankAnswersShare, Version: "lrank-scifact-answers-l2-%g@3",
 		Drop: strings.FieldsFunc(os.Getenv("STRATA_RERANK_DROP"), func(r rune) bool { return r == ',' })})
 	fmt.Printf("\nOffline reranker %s\n\n%s", tr.Model.Version, tr.Report)
 	if out := os.Getenv("STRATA_WRITE_WEIGHTS"); out != "" {
