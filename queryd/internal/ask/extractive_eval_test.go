@@ -807,39 +807,12 @@ func (r answerRecord) rows() [][]float64 {
 // passages under 0.3 have no cosine, which can only move sentences that
 // are never chosen).
 func (r answerRecord) handScores() []float64 {
-	rows := r.rows()
-	cmax, bmax := 0.0, 0.0
-	for i, f := range rows {
-		if r.Rows[i].WithCos {
-			cmax = math.Max(cmax, math.Max(0, f[4]))
-		}
-		bmax = math.Max(bmax, math.Expm1(f[1]))
-	}
-	mix := make([]float64, len(rows))
-	for i, f := range rows {
-		if bmax > 0 {
-			mix[i] = math.Expm1(f[1]) / bmax
-		}
-		if cmax > 0 {
-			mix[i] = 0.6*mix[i] + 0.4*math.Max(0, f[4])/cmax
-		}
-	}
-	best := map[int]float64{}
+	withCos := make([]bool, len(r.Rows))
+	passages := make([]int, len(r.Rows))
 	for i, x := range r.Rows {
-		best[x.Passage] = math.Max(best[x.Passage], mix[i])
+		withCos[i], passages[i] = x.WithCos, x.Passage
 	}
-	pp := r.probs()
-	out := make([]float64, len(rows))
-	for i, x := range r.Rows {
-		share := 0.5
-		if b := best[x.Passage]; b > 0 {
-			share += 0.5 * mix[i] / b
-		}
-		if x.Passage >= 0 {
-			out[i] = pp[x.Passage] * share
-		}
-	}
-	return out
+	return HandMixScores(r.rows(), withCos, passages, r.probs())
 }
 
 func make1(n int) []float64 {

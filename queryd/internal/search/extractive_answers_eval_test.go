@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"sort"
 	"strings"
@@ -500,40 +499,12 @@ func bm25Scores(r *sentRecord) []float64 {
 // best by 0.6 BM25 and 0.4 cosine, each relative to the best sentence.
 func handScores(r *sentRecord) []float64 {
 	_, pps, rows := recInputs(r)
-	cmax := 0.0
-	for i, f := range rows {
-		if r.Rows[i].WithCos {
-			cmax = math.Max(cmax, math.Max(0, f[4]))
-		}
-	}
-	bmax := 0.0
-	for _, f := range rows {
-		bmax = math.Max(bmax, math.Expm1(f[1]))
-	}
-	mix := make([]float64, len(rows))
-	for i, f := range rows {
-		if bmax > 0 {
-			mix[i] = math.Expm1(f[1]) / bmax
-		}
-		if cmax > 0 {
-			mix[i] = 0.6*mix[i] + 0.4*math.Max(0, f[4])/cmax
-		}
-	}
-	best := map[int]float64{}
+	withCos := make([]bool, len(r.Rows))
+	passages := make([]int, len(r.Rows))
 	for i, row := range r.Rows {
-		best[row.Passage] = math.Max(best[row.Passage], mix[i])
+		withCos[i], passages[i] = row.WithCos, row.Passage
 	}
-	out := make([]float64, len(rows))
-	for i, row := range r.Rows {
-		share := 0.5
-		if b := best[row.Passage]; b > 0 {
-			share += 0.5 * mix[i] / b
-		}
-		if row.Passage >= 0 {
-			out[i] = pps[row.Passage] * share
-		}
-	}
-	return out
+	return ask.HandMixScores(rows, withCos, passages, pps)
 }
 
 // rankFirst is, over the answers without a named clause whose gold is
