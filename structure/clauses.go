@@ -148,6 +148,11 @@ func (p *parser) clause(i int) {
 		}
 	case formTitle:
 		title = collapse(ld.rest)
+	case formInline:
+		// The title ends at its period; the clause's text runs on.
+		t := inlineTitle(ld.rest)
+		title = collapse(t)
+		headingEnd = l.first + skip + ld.restOff + len(t) + 1
 	case formSentence:
 		if ld.keyword || len(ld.parts) < 2 && !strings.Contains(ld.number, "(") {
 			return
@@ -219,6 +224,7 @@ const (
 	formAlone    = iota // the number stands alone
 	formTitle           // the number and a title
 	formSentence        // the number and running text
+	formInline          // the number, a title ending in a period, and text ("1. Term. This Agreement…")
 )
 
 func (p *parser) classify(i int, ld lead) int {
@@ -227,6 +233,8 @@ func (p *parser) classify(i int, ld lead) int {
 		return formAlone
 	case titleLike(ld.rest, p.lineAfter(i)):
 		return formTitle
+	case inlineTitle(ld.rest) != "":
+		return formInline
 	default:
 		return formSentence
 	}
@@ -307,6 +315,11 @@ func (p *parser) plausible(i int, ld lead, form int, titled bool) bool {
 		// A number alone on its line with its title alone on the next
 		// is a heading however the text before it ends.
 		return titled || p.startsParagraph(i)
+	case formInline:
+		// Agreements run their clauses on as numbered paragraphs, one
+		// after another: a titled paragraph is no list item, but it
+		// must still follow the numbering and start a paragraph.
+		return p.inSequence(ld, 2) && p.startsParagraph(i)
 	default:
 		if !p.inSequence(ld, 2) {
 			return false

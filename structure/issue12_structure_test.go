@@ -105,3 +105,78 @@ func TestAnchorsNotInPaths(t *testing.T) {
 		t.Errorf("sections:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestAgreementInlineTitles is issue 12 class 9 for agreements: a clause
+// written as a numbered paragraph whose title ends with a period and runs
+// on into the clause's text ("1. Term. This Agreement…") is a section with
+// that title, also when the paragraphs follow one another like list items,
+// and the title is the heading (the clause's text is not). Most of the
+// CUAD contracts are written so and had no structure map at all.
+func TestAgreementInlineTitles(t *testing.T) {
+	text := "HOSTING SERVICES AGREEMENT\n\n" +
+		"This Agreement is made between Northwind Hosting Ltd. (\"Provider\") and Contoso Retail Inc. (\"Customer\").\n\n" +
+		"1. Services. Provider will host the Customer's shop and keep it available.\n\n" +
+		"2. Provision of Services. eGrid, the Provider's platform, runs the shop.\n\n" +
+		"2.1 Support. Provider answers support requests within one business day.\n\n" +
+		"3. Limited Warranties; Disclaimer of Warranties.\n\n" +
+		"3.1 Provider warrants that the services will be performed with care.\n\n" +
+		"4. LIMITATION OF LIABILITY. NEITHER PARTY SHALL BE LIABLE FOR INDIRECT DAMAGES.\n\n" +
+		"5. Term and Termination. This Agreement runs for one year and renews automatically.\n"
+	secs := Parse(text, 0, schema.FormatText)
+	want := []string{"1 Services", "2 Provision of Services", "2 Provision of Services > 2.1 Support",
+		"3 Limited Warranties; Disclaimer of Warranties", "3 Limited Warranties; Disclaimer of Warranties > 3.1",
+		"4 LIMITATION OF LIABILITY", "5 Term and Termination"}
+	var got []string
+	for _, s := range secs {
+		got = append(got, s.Path)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("paths:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The heading ends at the title's period: the clause's text is body.
+	if s := secs[0]; text[s.Start:s.HeadingEnd] != "1. Services." {
+		t.Errorf("clause 1's heading is %q, want %q", text[s.Start:s.HeadingEnd], "1. Services.")
+	}
+	if s := secs[len(secs)-1]; !strings.HasSuffix(text[s.Start:s.End], "renews automatically.\n") {
+		t.Errorf("clause 5 does not run to the end: %q", text[s.Start:s.End])
+	}
+
+	// Numbered paragraphs that are not titled clauses stay running text.
+	for name, body := range map[string]string{
+		"list items":    "1. Buy milk. Then go home.\n2. Call the bank. It closes at five.\n3. Pay the rent. Do it today.\n",
+		"sentences":     "1. The fee is due monthly. It is paid in advance.\n\n2. The term is one year. It renews.\n",
+		"abbreviations": "1. Mr. Smith signs for the Provider.\n\n2. Dr. Jones signs for the Customer.\n",
+		"verbs":         "1. Payment Is Due. The Customer pays.\n\n2. Notice Must Be Written. Email counts.\n",
+		"contents":      "1. Services. 1\n2. Fees. 2\n3. Term. 3\n",
+	} {
+		if secs := Parse(body, 0, schema.FormatText); len(secs) != 0 {
+			var got []string
+			for _, s := range secs {
+				got = append(got, s.Path)
+			}
+			t.Errorf("%s: want no sections, got %q", name, got)
+		}
+	}
+}
+
+func TestInlineTitle(t *testing.T) {
+	for rest, want := range map[string]string{
+		"Hosting Agreement. This Agreement is entered into": "Hosting Agreement",
+		"Indemnification. Subject to the limits":             "Indemnification",
+		"Limited Warranties; Disclaimer of Warranties.":      "Limited Warranties; Disclaimer of Warranties",
+		"Provision of Services. eGain will provide access":   "Provision of Services",
+		"Term. (a) The term is one year":                     "Term",
+		"GOVERNING LAW. THIS AGREEMENT IS GOVERNED":          "GOVERNING LAW",
+		"The fee is due. It is paid":                         "",
+		"Buy milk. Then go home":                             "",
+		"Mr. Smith signs":                                    "",
+		"Notices. notices are written":                       "",
+		"TERM 2.1 Grant. The licence":                        "",
+		"Payment Is Due. The Customer pays":                  "",
+		"Services":                                           "",
+	} {
+		if got := inlineTitle(rest); got != want {
+			t.Errorf("inlineTitle(%q) = %q, want %q", rest, got, want)
+		}
+	}
+}

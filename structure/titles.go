@@ -10,6 +10,77 @@ import (
 // listMarker matches the start of a list item: "a)", "b.", "iv)".
 var listMarker = regexp.MustCompile(`^[a-z]{1,4}[.)](\s|$)`)
 
+// inlineTitle returns the title at the start of rest when it is written
+// the way agreements write their clause headings: a short phrase in title
+// case or capitals that ends with a period, alone ("Limited Warranties;
+// Disclaimer of Warranties.") or followed by the clause's first sentence
+// ("Hosting Agreement. This Agreement…", "Indemnification. Subject to…").
+// The title is returned without its period; "" when rest does not start
+// so. Running text ("The fee is due. It…"), a list item ("Buy milk. Then…")
+// and abbreviations ("Mr. Smith…") do not.
+func inlineTitle(rest string) string {
+	end := -1
+	for i := 0; i < len(rest) && i <= maxTitle; i++ {
+		if rest[i] != '.' {
+			continue
+		}
+		if i+1 == len(rest) || rest[i+1] == ' ' || rest[i+1] == '\t' {
+			end = i
+			break
+		}
+	}
+	if end <= 0 {
+		return ""
+	}
+	t, after := rest[:end], strings.TrimLeft(rest[end+1:], " \t")
+	if after != "" {
+		r, _ := utf8.DecodeRuneInString(after)
+		first, _, _ := strings.Cut(after, " ")
+		// A sentence starts, or a name that starts in lower case
+		// ("eGain will provide…").
+		if !unicode.IsUpper(r) && !strings.ContainsRune("(\"“'‘[", r) && strings.IndexFunc(first, unicode.IsUpper) < 0 {
+			return ""
+		}
+	}
+	r, _ := utf8.DecodeRuneInString(t)
+	if !unicode.IsUpper(r) || strings.Contains(t, "   ") || strings.ContainsAny(t, "\t=") {
+		return ""
+	}
+	words := strings.Fields(t)
+	if len(words) == 0 || len(words) > 10 {
+		return ""
+	}
+	for _, w := range words {
+		if _, ok := parseLead(w); ok && strings.ContainsAny(w, "0123456789") {
+			return "" // a heading run on into the next clause's number ("TERM 2.1 Grant.")
+		}
+	}
+	// Every word of four letters or more is capitalised, and there is at
+	// least one ("Term" and "Limitation of Liability" are titles; "Buy
+	// milk", "Mr" and "The fee is due" are not).
+	long := 0
+	for _, w := range words {
+		w = strings.Trim(w, "\"'“”‘’()[],;:")
+		if utf8.RuneCountInString(w) < 4 {
+			continue
+		}
+		long++
+		if r, _ := utf8.DecodeRuneInString(w); !unicode.IsUpper(r) {
+			return ""
+		}
+	}
+	if long == 0 {
+		return ""
+	}
+	for _, w := range words {
+		switch strings.ToLower(strings.Trim(w, ",;:")) {
+		case "shall", "should", "must", "will", "would", "may", "can", "could", "is", "are", "was", "were", "be", "has", "have", "does", "means":
+			return ""
+		}
+	}
+	return t
+}
+
 // collapse trims s and collapses runs of white space to one space.
 func collapse(s string) string {
 	return strings.Join(strings.Fields(s), " ")
