@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/stratakb/stratakb/structure"
 )
 
 // Span is a sentence or a heading: a byte span of the text it was found in,
@@ -79,7 +81,7 @@ func Sentences(text string, start, end int) []Span {
 		if u.kind == unitRule {
 			continue
 		}
-		out = append(out, Span{Start: u.start, End: u.end, Heading: u.kind == unitHeading})
+		out = append(out, Span{Start: u.start, End: u.end, Heading: u.kind == unitHeading || inlineHeading(text[u.start:u.end])})
 	}
 	return out
 }
@@ -625,6 +627,21 @@ func clauseNumberEnd(s string) int {
 		return -1
 	}
 	return j
+}
+
+// inlineHeading reports a sentence that is only an agreement's clause
+// heading written as a numbered title ending in a period, before the
+// clause's text on the same line ("10.1 Term and Termination." in "10.1 Term
+// and Termination. This Agreement…"): structure.InlineTitle's rule, so
+// the heading the structure map reads is the heading left out here.
+func inlineHeading(s string) bool {
+	ne := clauseNumberEnd(s)
+	if ne <= 0 {
+		return false
+	}
+	rest := strings.TrimSpace(s[ne:])
+	t, ok := strings.CutSuffix(rest, ".")
+	return ok && t != "" && structure.InlineTitle(rest) == t
 }
 
 // isClauseHeading reports a short numbered heading line: a clause number,

@@ -150,7 +150,7 @@ func (p *parser) clause(i int) {
 		title = collapse(ld.rest)
 	case formInline:
 		// The title ends at its period; the clause's text runs on.
-		t := inlineTitle(ld.rest)
+		t := InlineTitle(ld.rest)
 		title = collapse(t)
 		headingEnd = l.first + skip + ld.restOff + len(t) + 1
 	case formSentence:
@@ -233,7 +233,7 @@ func (p *parser) classify(i int, ld lead) int {
 		return formAlone
 	case titleLike(ld.rest, p.lineAfter(i)):
 		return formTitle
-	case inlineTitle(ld.rest) != "":
+	case InlineTitle(ld.rest) != "":
 		return formInline
 	default:
 		return formSentence

@@ -162,21 +162,23 @@ func TestAgreementInlineTitles(t *testing.T) {
 func TestInlineTitle(t *testing.T) {
 	for rest, want := range map[string]string{
 		"Hosting Agreement. This Agreement is entered into": "Hosting Agreement",
-		"Indemnification. Subject to the limits":             "Indemnification",
-		"Limited Warranties; Disclaimer of Warranties.":      "Limited Warranties; Disclaimer of Warranties",
-		"Provision of Services. eGain will provide access":   "Provision of Services",
-		"Term. (a) The term is one year":                     "Term",
-		"GOVERNING LAW. THIS AGREEMENT IS GOVERNED":          "GOVERNING LAW",
-		"The fee is due. It is paid":                         "",
-		"Buy milk. Then go home":                             "",
-		"Mr. Smith signs":                                    "",
-		"Notices. notices are written":                       "",
-		"TERM 2.1 Grant. The licence":                        "",
-		"Payment Is Due. The Customer pays":                  "",
-		"Services":                                           "",
+		"Indemnification. Subject to the limits":            "Indemnification",
+		"Limited Warranties; Disclaimer of Warranties.":     "Limited Warranties; Disclaimer of Warranties",
+		"Provision of Services. eGain will provide access":  "Provision of Services",
+		"Term. (a) The term is one year":                    "Term",
+		"GOVERNING LAW. THIS AGREEMENT IS GOVERNED":         "GOVERNING LAW",
+		"The fee is due. It is paid":                        "",
+		"Buy milk. Then go home":                            "",
+		"Mr. Smith signs":                                   "",
+		"Notices. notices are written":                      "",
+		"TERM 2.1 Grant. The licence":                       "",
+		"Payment Is Due. The Customer pays":                 "",
+		"Services":                                          "",
+		"Terms\ne.g.":                                       "",
+		"Mr.1.":                                             "",
 	} {
-		if got := inlineTitle(rest); got != want {
-			t.Errorf("inlineTitle(%q) = %q, want %q", rest, got, want)
+		if got := InlineTitle(rest); got != want {
+			t.Errorf("InlineTitle(%q) = %q, want %q", rest, got, want)
 		}
 	}
 }

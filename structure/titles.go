@@ -10,7 +10,7 @@ import (
 // listMarker matches the start of a list item: "a)", "b.", "iv)".
 var listMarker = regexp.MustCompile(`^[a-z]{1,4}[.)](\s|$)`)
 
-// inlineTitle returns the title at the start of rest when it is written
+// InlineTitle returns the title at the start of rest when it is written
 // the way agreements write their clause headings: a short phrase in title
 // case or capitals that ends with a period, alone ("Limited Warranties;
 // Disclaimer of Warranties.") or followed by the clause's first sentence
@@ -18,7 +18,7 @@ var listMarker = regexp.MustCompile(`^[a-z]{1,4}[.)](\s|$)`)
 // The title is returned without its period; "" when rest does not start
 // so. Running text ("The fee is due. It…"), a list item ("Buy milk. Then…")
 // and abbreviations ("Mr. Smith…") do not.
-func inlineTitle(rest string) string {
+func InlineTitle(rest string) string {
 	end := -1
 	for i := 0; i < len(rest) && i <= maxTitle; i++ {
 		if rest[i] != '.' {
@@ -43,7 +43,8 @@ func inlineTitle(rest string) string {
 		}
 	}
 	r, _ := utf8.DecodeRuneInString(t)
-	if !unicode.IsUpper(r) || strings.Contains(t, "   ") || strings.ContainsAny(t, "\t=") {
+	// One line, and no dot inside ("Mr.1", "e.g"): a title is words.
+	if !unicode.IsUpper(r) || strings.Contains(t, "   ") || strings.ContainsAny(t, "\t\n\r=.") {
 		return ""
 	}
 	words := strings.Fields(t)
