@@ -110,6 +110,7 @@ type sentence struct {
 	origin     string
 	page       *int
 	lines      string
+	clausePath string // the innermost section holding the sentence's start; "" for none
 	tooLong    bool
 	score      float64
 }
@@ -212,6 +213,7 @@ func (a *Asker) extract(ctx context.Context, question string, passages []Passage
 				}
 			}
 			st.lines = sentenceLines(w, r.Start, lineStart, start, end)
+			st.clausePath = innermostSection(w.Sections, start)
 			sents = append(sents, st)
 		}
 	}
@@ -349,6 +351,19 @@ func (a *Asker) extract(ctx context.Context, question string, passages []Passage
 	return ex, nil
 }
 
+// innermostSection is the clause path of the innermost section holding
+// byte offset at: the latest-starting one whose span holds it (sections
+// nest, so that is the deepest); "" when none does.
+func innermostSection(secs []store.SectionSpan, at int) string {
+	path, from := "", -1
+	for _, s := range secs {
+		if s.Start <= at && at < s.End && s.Start >= from {
+			path, from = s.Path, s.Start
+		}
+	}
+	return path
+}
+
 // exactPassage returns the index among passages of the ci-th exact one.
 func exactPassage(passages []Passage, ci int) int {
 	n := 0
@@ -384,6 +399,11 @@ func (a *Asker) sentenceCitation(p Passage, s sentence) Citation {
 	c := p.Citation
 	if s.lines != "" {
 		c.Lines = s.lines
+	}
+	if s.clausePath != "" {
+		// A passage may span a clause and its subclauses: the sentence
+		// cites the one it is in ("5 Termination > 5.1 Notice").
+		c.ClausePath = s.clausePath
 	}
 	c.Page = s.page
 	return c

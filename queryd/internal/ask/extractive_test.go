@@ -725,3 +725,56 @@ func TestOfflineSentencesClauseWords(t *testing.T) {
 		}
 	}
 }
+
+// TestSentenceCitesItsClause: a sentence cites the innermost section that
+// holds it, not the clause path of the passage it was read around (a
+// passage that starts in "7 Termination" may hold 7.2's sentences).
+func TestSentenceCitesItsClause(t *testing.T) {
+	f := newExFixture(t)
+	ctx := context.Background()
+	var id int64
+	var body string
+	for d, b := range f.bodys {
+		if strings.HasPrefix(b, "# Master Agreement") {
+			id, body = d, b
+		}
+	}
+	var want string
+	if err := f.pool.QueryRow(ctx, `SELECT clause_path FROM strata.sections WHERE document_id = $1 AND title = 'Notice'`, id).Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(want, "7.2") {
+		t.Fatalf("the fixture's clause 7.2 has path %q", want)
+	}
+	// A passage from clause 7's heading into 7.2's first sentence, cited
+	// as clause 7.
+	from := strings.Index(body, "## 7 Termination")
+	to := strings.Index(body, "written notice.") + len("written notice.")
+	ref := schema.Ref{DocumentID: id, Start: from, End: to}
+	ps := []Passage{{ID: "S1", Ref: ref.String(), Text: body[from:to],
+		Citation: Citation{File: "msa.md", Lines: "3-8", Layer: "clauses", ClausePath: "Master Agreement > 7 Termination"}}}
+	c := retrieve.Candidate{DocumentID: id, Start: from, End: to, Text: body[from:to], File: "msa.md", Layer: "clauses"}
+	a := f.asker(nil)
+	ex, err := a.extract(ctx, "How can either party end this agreement with written notice?", ps,
+		map[int]string{0: "S1"}, []retrieve.Candidate{c}, ClauseReport{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.answer) == 0 {
+		t.Fatalf("no sentence chosen (status %s, notes %q)", ex.status, ex.notes)
+	}
+	for _, s := range a.answerSentences(ps, ex.answer, false) {
+		if s.Citation.ClausePath != want {
+			t.Errorf("sentence %q cites %q, want its clause %q", s.Text, s.Citation.ClausePath, want)
+		}
+	}
+}
+
+func TestInnermostSection(t *testing.T) {
+	secs := []store.SectionSpan{{Start: 0, End: 100, Path: "7"}, {Start: 10, End: 50, Path: "7 > 7.1"}, {Start: 50, End: 100, Path: "7 > 7.2"}}
+	for at, want := range map[int]string{5: "7", 10: "7 > 7.1", 49: "7 > 7.1", 50: "7 > 7.2", 99: "7 > 7.2", 100: ""} {
+		if got := innermostSection(secs, at); got != want {
+			t.Errorf("at %d: %q, want %q", at, got, want)
+		}
+	}
+}

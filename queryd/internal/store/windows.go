@@ -27,6 +27,13 @@ type PageOrigin struct {
 // first paragraph start in the leading margin (or the document's start) to
 // the last paragraph end in the trailing margin (or the document's end), so
 // sentences can be split in it the way they are in the whole document.
+// SectionSpan is one section of the structure map as a window reads it:
+// its span in the document and its clause path.
+type SectionSpan struct {
+	Start, End int
+	Path       string
+}
+
 type Window struct {
 	Ref schema.Ref
 	// Found is false when no stored document has the ref's id; TextKept is
@@ -36,6 +43,9 @@ type Window struct {
 	Start int
 	Text  string
 	Pages []PageOrigin
+	// Sections are the sections of the structure map that overlap the
+	// window, in document order (ancestors before the sections they hold).
+	Sections []SectionSpan
 }
 
 // Windows reads a text window around each ref, in order. A window starts
@@ -54,7 +64,13 @@ func (c *Corpus) Windows(ctx context.Context, refs []schema.Ref) ([]Window, erro
 			SELECT d.body IS NOT NULL, COALESCE(octet_length(convert_to(d.body, 'UTF8')), 0),
 				COALESCE(substring(convert_to(d.body, 'UTF8') FROM $2::int + 1 FOR $3::int - $2::int), ''::bytea),
 				COALESCE((SELECT array_agg(ARRAY[p.number, p.start_off, p.end_off, (p.text_origin = 'ocr')::int] ORDER BY p.number)
-					FROM strata.pages p WHERE p.document_id = d.id AND p.end_off > $2 AND p.start_off < $3), '{}')
+					FROM strata.pages p WHERE p.document_id = d.id AND p.end_off > $2 AND p.start_off < $3), '{}'),
+				COALESCE((SELECT array_agg(s.start_off ORDER BY s.ord) FROM strata.sections s
+					WHERE s.document_id = d.id AND s.end_off > $2 AND s.start_off < $3), '{}'),
+				COALESCE((SELECT array_agg(s.end_off ORDER BY s.ord) FROM strata.sections s
+					WHERE s.document_id = d.id AND s.end_off > $2 AND s.start_off < $3), '{}'),
+				COALESCE((SELECT array_agg(s.clause_path ORDER BY s.ord) FROM strata.sections s
+					WHERE s.document_id = d.id AND s.end_off > $2 AND s.start_off < $3), '{}')
 			FROM strata.documents d
 			WHERE d.id = $1 AND d.status = 'ok'`, r.DocumentID, lo, hi)
 	}
@@ -65,7 +81,9 @@ func (c *Corpus) Windows(ctx context.Context, refs []schema.Ref) ([]Window, erro
 		var total int
 		var raw []byte
 		var pages [][]int
-		err := br.QueryRow().Scan(&w.TextKept, &total, &raw, &pages)
+		var secStart, secEnd []int
+		var secPath []string
+		err := br.QueryRow().Scan(&w.TextKept, &total, &raw, &pages, &secStart, &secEnd, &secPath)
 		switch {
 		case err == pgx.ErrNoRows:
 			out[i] = w
@@ -85,6 +103,11 @@ func (c *Corpus) Windows(ctx context.Context, refs []schema.Ref) ([]Window, erro
 				origin = schema.OriginOCR
 			}
 			w.Pages = append(w.Pages, PageOrigin{Number: p[0], Start: p[1], End: p[2], TextOrigin: origin})
+		}
+		for k := range secStart {
+			if k < len(secEnd) && k < len(secPath) {
+				w.Sections = append(w.Sections, SectionSpan{Start: secStart[k], End: secEnd[k], Path: secPath[k]})
+			}
 		}
 		out[i] = w
 	}
