@@ -227,7 +227,7 @@ func Examples(js []Judged, answersShare float64) ([]Example, [][2]int) {
 		w := share[j.Set] / float64(len(questions[j.Set])) / float64(lists[key]) / float64(len(j.Cands))
 		fs := Features(j.Question, j.Cands)
 		for ci := range j.Cands {
-			ex = append(ex, Example{F: fs[ci], Rel: j.Rel[ci], Group: groups[key], Query: key, W: w})
+			ex = append(ex, Example{F: fs[ci], Rel: j.Rel[ci], Group: groups[key], Query: key, List: li, W: w})
 			owner = append(owner, [2]int{li, ci})
 		}
 	}
