@@ -78,12 +78,13 @@ func TestTrainReranker(t *testing.T) {
 	}
 }
 
-// rerankPair is STRATA_RERANK_PAIR, the weight of the pairwise term
-// (lrank.FitMixed; default 0, the pointwise fit).
+// rerankPair is the weight of the pairwise term (lrank.FitMixed) of the
+// shipped model (docs/ask.md, "The offline reranker"); STRATA_RERANK_PAIR
+// overrides it (0: the pointwise fit alone).
 func rerankPair(t *testing.T) float64 {
 	v := os.Getenv("STRATA_RERANK_PAIR")
 	if v == "" {
-		return 0
+		return 1
 	}
 	p, err := strconv.ParseFloat(v, 64)
 	if err != nil {
