@@ -99,6 +99,10 @@ type TrainConfig struct {
 	// so their weight stays 0): what each feature adds is measured by
 	// training without it.
 	Drop []string
+	// Pair weighs a pairwise term added to the pointwise log loss (FitMixed;
+	// 0: the pointwise fit alone). The L2 is still chosen by the CV log
+	// loss.
+	Pair float64
 }
 
 // Trained is Train's outcome: the model and the report of how it was
@@ -132,8 +136,8 @@ func Train(js []Judged, cfg TrainConfig) Trained {
 		}
 	}
 	folds := Folds(ex, cfg.Folds)
-	fmt.Fprintf(&b, "Training: %d train lists (%d candidates), %d test lists; answer set's share of the weight %.2f; features: %s\n\n",
-		len(train), len(ex), len(test), cfg.AnswersShare, strings.Join(FeatureNames, ", "))
+	fmt.Fprintf(&b, "Training: %d train lists (%d candidates), %d test lists; answer set's share of the weight %.2f; pairwise term %g; features: %s\n\n",
+		len(train), len(ex), len(test), cfg.AnswersShare, cfg.Pair, strings.Join(FeatureNames, ", "))
 	fmt.Fprintf(&b, "| L2 | grouped %d-fold log loss | SciFact nDCG@10 | answer set gold first | AUC | medium mark (unanswerable 0.88) | answered there | gold returned |\n|---|---|---|---|---|---|---|---|\n", cfg.Folds)
 	bestL2, bestLoss := 0.0, math.Inf(1)
 	for _, l2 := range cfg.L2s {
@@ -152,7 +156,7 @@ func Train(js []Judged, cfg TrainConfig) Trained {
 					fit = append(fit, x)
 				}
 			}
-			m := Fit(fit, l2, "cv")
+			m := FitMixed(fit, l2, cfg.Pair, "cv")
 			loss += LogLoss(m, held) * weightOf(held)
 			for _, i := range folds[k] {
 				li, ci := owner[i][0], owner[i][1]
@@ -171,7 +175,7 @@ func Train(js []Judged, cfg TrainConfig) Trained {
 		}
 	}
 	version := strings.ReplaceAll(cfg.Version, "%g", fmt.Sprintf("%g", bestL2))
-	m := Fit(ex, bestL2, version)
+	m := FitMixed(ex, bestL2, cfg.Pair, version)
 	fmt.Fprintf(&b, "\nChosen L2 %g; model %s\n\n", bestL2, version)
 	fmt.Fprintf(&b, "| feature | weight (standardised) |\n|---|---|\n")
 	for i, n := range FeatureNames {
@@ -227,7 +231,7 @@ func Examples(js []Judged, answersShare float64) ([]Example, [][2]int) {
 		w := share[j.Set] / float64(len(questions[j.Set])) / float64(lists[key]) / float64(len(j.Cands))
 		fs := Features(j.Question, j.Cands)
 		for ci := range j.Cands {
-			ex = append(ex, Example{F: fs[ci], Rel: j.Rel[ci], Group: groups[key], Query: key, W: w})
+			ex = append(ex, Example{F: fs[ci], Rel: j.Rel[ci], Group: groups[key], Query: key, List: li, W: w})
 			owner = append(owner, [2]int{li, ci})
 		}
 	}

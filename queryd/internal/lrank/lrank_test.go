@@ -221,8 +221,15 @@ func TestTrainJudged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := Train(js, TrainConfig{L2s: []float64{0.001, 0.003, 0.01, 0.03, 0.1}, Folds: 5, AnswersShare: share(), Version: "judged-%g"})
+	tr := Train(js, TrainConfig{L2s: []float64{0.001, 0.003, 0.01, 0.03, 0.1}, Folds: 5, AnswersShare: share(), Version: "judged-%g", Pair: pair()})
 	t.Log("\n" + tr.Report)
+}
+
+func pair() float64 {
+	if s, err := strconv.ParseFloat(os.Getenv("STRATA_RERANK_PAIR"), 64); err == nil {
+		return s
+	}
+	return 0
 }
 
 func share() float64 {

@@ -12,8 +12,11 @@ type Example struct {
 	F     []float64
 	Rel   bool
 	Group int
-	// Query identifies the question, for ranking metrics.
+	// Query identifies the question, for ranking metrics; List the
+	// candidate list it came from (a question may have several), for the
+	// pairwise loss, which compares candidates of one list only.
 	Query string
+	List  int
 	// W is the example's weight in the fit (0 counts as 1), so that a set
 	// of few questions is not swamped by a large one.
 	W float64
@@ -31,6 +34,20 @@ func (e Example) weight() float64 {
 // (the bias is not penalised) by Newton's method, a fixed number of steps
 // from zero, so the result depends only on the data.
 func Fit(ex []Example, l2 float64, version string) Model {
+	return FitMixed(ex, l2, 0, version)
+}
+
+// FitMixed is Fit with a pairwise term added: it minimises the pointwise
+// weighted log loss plus pair times the pairwise log loss of each list's
+// relevant candidates against its other candidates (a list's weight, the
+// sum of its candidates', shared by its pairs), plus the L2 penalty. The
+// pairwise term rewards only the order within a list, so it gives no
+// weight to what is the same for every candidate of a list.
+func FitMixed(ex []Example, l2, pair float64, version string) Model {
+	return fitMixed(ex, l2, 1, pair, version)
+}
+
+func fitMixed(ex []Example, l2, point, pair float64, version string) Model {
 	n := len(FeatureNames)
 	if len(ex) > 0 {
 		n = len(ex[0].F)
@@ -70,6 +87,46 @@ func Fit(ex []Example, l2 float64, version string) Model {
 		}
 		z[j][n] = 1
 	}
+	type pr struct {
+		diff []float64
+		w    float64
+	}
+	var pairs []pr
+	if pair > 0 {
+		byList := map[int][]int{}
+		var lists []int
+		for j, e := range ex {
+			if _, ok := byList[e.List]; !ok {
+				lists = append(lists, e.List)
+			}
+			byList[e.List] = append(byList[e.List], j)
+		}
+		for _, l := range lists {
+			var pos, neg []int
+			lw := 0.0
+			for _, j := range byList[l] {
+				lw += ex[j].weight()
+				if ex[j].Rel {
+					pos = append(pos, j)
+				} else {
+					neg = append(neg, j)
+				}
+			}
+			if len(pos) == 0 || len(neg) == 0 {
+				continue
+			}
+			pw := pair * lw / total / float64(len(pos)*len(neg))
+			for _, a := range pos {
+				for _, c := range neg {
+					diff := make([]float64, d)
+					for i := 0; i < n; i++ {
+						diff[i] = z[a][i] - z[c][i]
+					}
+					pairs = append(pairs, pr{diff, pw})
+				}
+			}
+		}
+	}
 	beta := make([]float64, d)
 	const steps = 30
 	for range steps {
@@ -89,7 +146,10 @@ func Fit(ex []Example, l2 float64, version string) Model {
 			if e.Rel {
 				y = 1
 			}
-			w := e.weight() / total
+			w := point * e.weight() / total
+			if w == 0 {
+				continue
+			}
 			g, h := w*(p-y), w*p*(1-p)
 			for a, xa := range z[j] {
 				if xa == 0 {
@@ -98,6 +158,19 @@ func Fit(ex []Example, l2 float64, version string) Model {
 				grad[a] += g * xa
 				for b := a; b < d; b++ {
 					hess[a][b] += h * xa * z[j][b]
+				}
+			}
+		}
+		for _, q := range pairs {
+			p := sigmoid(dot(beta, q.diff))
+			g, h := q.w*(p-1), q.w*p*(1-p)
+			for a, xa := range q.diff {
+				if xa == 0 {
+					continue
+				}
+				grad[a] += g * xa
+				for b := a; b < d; b++ {
+					hess[a][b] += h * xa * q.diff[b]
 				}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -61,8 +62,13 @@ func TestTrainReranker(t *testing.T) {
 			}
 		}
 	}
+	pair := rerankPair(t)
+	version := "lrank-scifact-answers-l2-%g@3"
+	if pair > 0 {
+		version = fmt.Sprintf("lrank-scifact-answers-pair%g-l2-%%g@4", pair)
+	}
 	tr := lrank.Train(js, lrank.TrainConfig{L2s: []float64{0.001, 0.003, 0.01, 0.03, 0.1}, Folds: 5,
-		AnswersShare: rerankAnswersShare, Version: "lrank-scifact-answers-l2-%g@3",
+		AnswersShare: rerankAnswersShare, Version: version, Pair: pair,
 		Drop: strings.FieldsFunc(os.Getenv("STRATA_RERANK_DROP"), func(r rune) bool { return r == ',' })})
 	fmt.Printf("\nOffline reranker %s\n\n%s", tr.Model.Version, tr.Report)
 	if out := os.Getenv("STRATA_WRITE_WEIGHTS"); out != "" {
@@ -70,6 +76,21 @@ func TestTrainReranker(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// rerankPair is the weight of the pairwise term (lrank.FitMixed) of the
+// shipped model (docs/ask.md, "The offline reranker"); STRATA_RERANK_PAIR
+// overrides it (0: the pointwise fit alone).
+func rerankPair(t *testing.T) float64 {
+	v := os.Getenv("STRATA_RERANK_PAIR")
+	if v == "" {
+		return 1
+	}
+	p, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		t.Fatalf("STRATA_RERANK_PAIR=%q: %v", v, err)
+	}
+	return p
 }
 
 // judgeSciFact searches every SciFact train and test query as strata_ask
