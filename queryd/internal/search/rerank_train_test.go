@@ -63,9 +63,9 @@ func TestTrainReranker(t *testing.T) {
 		}
 	}
 	pair := rerankPair(t)
-	version := "lrank-scifact-answers-l2-%g@3"
+	version := "lrank-scifact-answers-l2-%g@5"
 	if pair > 0 {
-		version = fmt.Sprintf("lrank-scifact-answers-pair%g-l2-%%g@4", pair)
+		version = fmt.Sprintf("lrank-scifact-answers-pair%g-l2-%%g@5", pair)
 	}
 	tr := lrank.Train(js, lrank.TrainConfig{L2s: []float64{0.001, 0.003, 0.01, 0.03, 0.1}, Folds: 5,
 		AnswersShare: rerankAnswersShare, Version: version, Pair: pair,
