@@ -36,14 +36,13 @@ import (
 // paraChunk is one chunk of the evaluation's layers with its stored window
 // vectors.
 type paraChunk struct {
-	id           int64
-	layer, file  string
-	layerID      int64
-	text         string
-	hash         string
-	windows      [][]float32
-	sentences    [][]float32 // filled by paraSentences
-	sentenceText []string
+	id          int64
+	layer, file string
+	layerID     int64
+	text        string
+	hash        string
+	windows     [][]float32
+	sentences   [][]float32 // filled by paraSentences
 }
 
 type paraEnv struct {
@@ -238,6 +237,18 @@ func (v vecSource) SearchVectors(_ context.Context, q store.VectorQuery) ([]stor
 	return hits, nil
 }
 
+// paraRanks lists the paraphrase questions' ranks in the top 10 (0: not
+// there).
+func paraRanks(runs []answersRun) string {
+	var parts []string
+	for _, r := range runs {
+		if r.q.Kind == answers.KindParaphrase {
+			parts = append(parts, fmt.Sprintf("%s:%d", strings.TrimPrefix(r.q.ID, "paraphrase-"), r.rank))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
 // byKindLine prints hit@1 hit@5 MRR per kind.
 func byKindLine(runs []answersRun) string {
 	by := summarise(runs)
@@ -247,6 +258,8 @@ func byKindLine(runs []answersRun) string {
 			parts = append(parts, fmt.Sprintf("%s %.2f %.2f %.2f", k, sc.hit1, sc.hit5, sc.mrr))
 		}
 	}
+	sep := separation(runs)
+	parts = append(parts, fmt.Sprintf("low: unanswerable %.2f right-first %.2f", sep.unansLow, sep.rightLow))
 	return strings.Join(parts, " | ")
 }
 
@@ -302,6 +315,7 @@ func TestParaVectorFloorWeight(t *testing.T) {
 			runs = append(runs, runAnswer(ctx, t, s, q, []string{q.Layer}))
 		}
 		t.Logf("floor %.2f weight %.2f rrf_k %.0f | %s", cell[0], cell[1], cell[2], byKindLine(runs))
+		t.Logf("\tparaphrase ranks: %s", paraRanks(runs))
 	}
 }
 
@@ -517,6 +531,7 @@ func TestParaSynonyms(t *testing.T) {
 				runs = append(runs, runAnswer(ctx, t, s, q, []string{q.Layer}))
 			}
 			t.Logf("synonyms %.2f all senses %-5v | %s", w, all, byKindLine(runs))
+			t.Logf("\tparaphrase ranks: %s", paraRanks(runs))
 		}
 	}
 }
