@@ -208,31 +208,46 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int, contracts boo
 			match = append(match, x)
 		}
 	}
-	// A contract question's clause type adds its drafting words, at a low
-	// weight and never selecting candidates alone (clausewords.go).
+	// Words added at a low weight (a factor on idf) never select candidates
+	// alone: a contract question's clause type adds its drafting words
+	// (clausewords.go), the thesaurus its words' synonyms (synonyms.go).
+	have := map[string]bool{}
+	for _, l := range lexemes {
+		have[l] = true
+	}
+	addWords := func(words string, weight float64) error {
+		dfs, err := s.LexemeDF(ctx, words, ids)
+		if err != nil {
+			return err
+		}
+		extra := make([]string, 0, len(dfs))
+		for l, df := range dfs {
+			if !have[l] && df > 0 {
+				extra = append(extra, l)
+			}
+		}
+		sort.Strings(extra)
+		for _, l := range extra {
+			have[l] = true
+			df := float64(dfs[l])
+			q.Terms = append(q.Terms, l)
+			q.IDF = append(q.IDF, weight*math.Log(1+(n-df+0.5)/(df+0.5)))
+			q.Share = append(q.Share, df/n)
+			common = append(common, sel{tsLiteral(l), dfs[l]})
+		}
+		return nil
+	}
 	if contracts && p.ClauseWords > 0 && len(q.Terms) > 0 {
 		if words := ClauseWords(r.q.Text); words != "" {
-			dfs, err := s.LexemeDF(ctx, words, ids)
-			if err != nil {
+			if err := addWords(words, p.ClauseWords); err != nil {
 				return Lexical{}, err
 			}
-			have := map[string]bool{}
-			for _, l := range lexemes {
-				have[l] = true
-			}
-			extra := make([]string, 0, len(dfs))
-			for l, df := range dfs {
-				if !have[l] && df > 0 {
-					extra = append(extra, l)
-				}
-			}
-			sort.Strings(extra)
-			for _, l := range extra {
-				df := float64(dfs[l])
-				q.Terms = append(q.Terms, l)
-				q.IDF = append(q.IDF, p.ClauseWords*math.Log(1+(n-df+0.5)/(df+0.5)))
-				q.Share = append(q.Share, df/n)
-				common = append(common, sel{tsLiteral(l), dfs[l]})
+		}
+	}
+	if p.Synonyms > 0 && r.e.opt.Thesaurus != nil && len(q.Terms) > 0 {
+		if words := SynonymWords(r.q.Text, r.e.opt.Thesaurus, p.SynonymsAllSenses); words != "" {
+			if err := addWords(words, p.Synonyms); err != nil {
+				return Lexical{}, err
 			}
 		}
 	}

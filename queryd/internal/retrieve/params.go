@@ -62,6 +62,14 @@ type Params struct {
 	// 0.8, 1 and 1.5 on the answer-quality evaluation's train split
 	// (docs/retrieval.md).
 	ClauseWords float64
+	// Synonyms is the weight (a factor on idf) of the synonyms the
+	// thesaurus (Options.Thesaurus, WordNet) gives for the question's words,
+	// added to the lexical query as clause words are (synonyms.go); 0, the
+	// default, adds none. SynonymsAllSenses takes every sense's synonyms,
+	// not only each part of speech's first. Issue 12, class 2: measured on
+	// the answer-quality evaluation's train split (docs/retrieval.md).
+	Synonyms          float64
+	SynonymsAllSenses bool
 	// LexicalByLayer scores a search over several layers layer by layer,
 	// each with its own statistics, and merges the hits by score
 	// (lexicalByLayer); false scores them as one collection.

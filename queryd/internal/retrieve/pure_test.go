@@ -57,3 +57,28 @@ func TestClauseWords(t *testing.T) {
 		}
 	}
 }
+
+type mapThesaurus map[string][]string
+
+func (m mapThesaurus) Synonyms(w string, first bool) []string {
+	s := m[w]
+	if first && len(s) > 1 {
+		return s[:1]
+	}
+	return s
+}
+
+func TestSynonymWords(t *testing.T) {
+	th := mapThesaurus{"terminate": {"end", "stop"}, "contract": {"agreement", "the"}, "what": {"which"}}
+	// "what" is a stop word, and so is the synonym "the"; "ends" is not
+	// "end", which is added.
+	if got := SynonymWords("What ends when you terminate the contract?", th, true); got != "end stop agreement" {
+		t.Errorf("all senses: %q", got)
+	}
+	if got := SynonymWords("Terminate the contract", th, false); got != "end agreement" {
+		t.Errorf("first sense: %q", got)
+	}
+	if got := SynonymWords("what is it", th, true); got != "" {
+		t.Errorf("stop words only: %q", got)
+	}
+}

@@ -43,6 +43,9 @@ type Options struct {
 	// model's measured values (a benchmark comparing settings); a Query's
 	// own Params bypass it.
 	Tune func(*Params)
+	// Thesaurus, when set, gives synonyms of the question's words for
+	// Params.Synonyms.
+	Thesaurus Thesaurus
 }
 
 // Engine runs searches over the read-only store. It is safe for

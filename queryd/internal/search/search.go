@@ -185,6 +185,8 @@ type Options struct {
 	// Tune, when set, overrides the retrieval parameters after the defaults
 	// and the model's measured values (benchmarks comparing settings).
 	Tune func(*retrieve.Params)
+	// Thesaurus, when set, gives synonyms for retrieve.Params.Synonyms.
+	Thesaurus retrieve.Thesaurus
 	// Recorder, when set (LEARNING_ENABLED), records every search, cached
 	// ones too; RawQueries (LEARNING_STORE_RAW_QUERIES) keeps the query
 	// unscrubbed.
@@ -235,7 +237,7 @@ func NewWithOptions(st retrieve.Corpus, opt Options) *Searcher {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	eng := retrieve.New(st, retrieve.Options{Embedder: opt.Embedder, EmbedderError: opt.EmbedderError,
-		KeywordSlots: opt.KeywordSlots, OnChannel: opt.OnChannel, Tune: opt.Tune})
+		KeywordSlots: opt.KeywordSlots, OnChannel: opt.OnChannel, Tune: opt.Tune, Thesaurus: opt.Thesaurus})
 	return &Searcher{engine: eng, opt: opt, cache: newCache(opt.CacheEntries), logger: lg}
 }
 
