@@ -141,6 +141,25 @@ func TestAgreementInlineTitles(t *testing.T) {
 		t.Errorf("clause 5 does not run to the end: %q", text[s.Start:s.End])
 	}
 
+	// Text extraction that runs the clauses onto one line: each starts a
+	// clause where a sentence ended and three spaces or more follow.
+	runOn := "9. Miscellaneous.   9.1. Assignment. Developer may not assign this Agreement.   " +
+		"9.2. Remedies Cumulative; Waiver. The rights are cumulative.   9.3. Severability. A void term is cut out.\n"
+	got = nil
+	for _, s := range Parse(runOn, 0, schema.FormatText) {
+		got = append(got, s.Path)
+	}
+	wantRunOn := []string{"9 Miscellaneous", "9 Miscellaneous > 9.1 Assignment", "9 Miscellaneous > 9.2 Remedies Cumulative; Waiver",
+		"9 Miscellaneous > 9.3 Severability"}
+	if !slices.Equal(got, wantRunOn) {
+		t.Errorf("run-on clauses: paths %q, want %q", got, wantRunOn)
+	}
+	// A table's figures after wide gaps are not clauses.
+	table := "Fees due.   1.5 Million Units. Shipped in March.   2.5 Million Units. Shipped in May.\n"
+	if secs := Parse("1. Prices. The prices are below.\n\n"+table, 0, schema.FormatText); len(secs) != 1 {
+		t.Errorf("a table run-on line gave %d sections, want only clause 1", len(secs))
+	}
+
 	// Numbered paragraphs that are not titled clauses stay running text.
 	for name, body := range map[string]string{
 		"list items":    "1. Buy milk. Then go home.\n2. Call the bank. It closes at five.\n3. Pay the rent. Do it today.\n",

@@ -158,11 +158,58 @@ func (p *parser) split(bodyStart int) {
 	done:
 		l.first = i
 		l.indent = col
-		l.s = strings.TrimRight(t[i:content], " \t\f\v\r")
+		if p.format != schema.FormatMarkdown {
+			// Text extraction that runs an agreement's clauses onto one
+			// line ("…by DSS.   9.2. Remedies Cumulative; Waiver. The
+			// rights…"): each clause starts a line of its own.
+			for _, k := range runOnClauses(t, i, content) {
+				head := line{start: l.start, first: l.first, indent: l.indent}
+				head.s = strings.TrimRight(t[head.first:k], " \t\f\v\r")
+				head.end = head.first + len(head.s)
+				p.lines = append(p.lines, head)
+				l = line{start: k, end: content, first: k}
+			}
+		}
+		l.s = strings.TrimRight(t[l.first:content], " \t\f\v\r")
 		l.blank = l.s == ""
 		p.lines = append(p.lines, l)
 		pos = next
 	}
+}
+
+// runOnClauses returns where, inside the line t[from:to], a numbered clause
+// with an inline title starts after a gap of three or more spaces that
+// follows the end of a sentence: "…previously approved in writing by DSS.
+// 9.2. Remedies Cumulative; Waiver. The rights…". A single number counts
+// only written with its dot ("9. Miscellaneous."), so a run of figures in
+// a table stays one line.
+func runOnClauses(t string, from, to int) []int {
+	var out []int
+	for i := from; i+4 < to; {
+		g := strings.Index(t[i:to], "   ")
+		if g < 0 {
+			break
+		}
+		gap := i + g
+		k := gap
+		for k < to && t[k] == ' ' {
+			k++
+		}
+		i = k
+		if k >= to || gap == from || !isDigit(t[k]) {
+			continue
+		}
+		before := strings.TrimRight(t[from:gap], " ")
+		if before == "" || !strings.ContainsRune(".;:)", rune(before[len(before)-1])) {
+			continue
+		}
+		ld, ok := parseLead(t[k:to])
+		if !ok || ld.keyword || ld.family != "" || len(ld.parts) < 2 && !ld.trailDot || InlineTitle(ld.rest) == "" {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
 }
 
 // lineAfter returns the text of the line right after i, or "".
