@@ -80,33 +80,7 @@ func TestRankingObjectives(t *testing.T) {
 		// The log loss is always read at the 0.5 share, so that variants
 		// of the share compare on one scale.
 		ref, _ := Examples(train, 0.5)
-		folds := Folds(ex, 5)
-		scores := make([][]float64, len(train))
-		loss := 0.0
-		for k := range folds {
-			in := map[int]bool{}
-			for _, i := range folds[k] {
-				in[i] = true
-			}
-			var fit, held []Example
-			for i, x := range ex {
-				if in[i] {
-					held = append(held, ref[i])
-				} else {
-					fit = append(fit, x)
-				}
-			}
-			m := v.fit(fit)
-			loss += LogLoss(m, held) * weightOf(held)
-			for _, i := range folds[k] {
-				li, ci := owner[i][0], owner[i][1]
-				if scores[li] == nil {
-					scores[li] = make([]float64, len(train[li].Cands))
-				}
-				scores[li][ci] = m.Prob(ex[i].F)
-			}
-		}
-		loss /= weightOf(ref)
+		loss, scores := CrossValidate(train, ex, ref, owner, Folds(ex, 5), v.fit)
 		ev := Evaluate(train, scores)
 		op := OperatingPoint(train, scores, 0.88)
 		fmt.Printf("| %s | %.4f | %.4f | %.3f | %.3f | %.3f | %.2f | %.3f |\n", v.name, loss, ev.NDCG, ev.GoldFirst, mrr(train, scores), ev.AUC, op.Mark, op.Answered)

@@ -113,6 +113,41 @@ type Trained struct {
 	Report string
 }
 
+// CrossValidate fits fit on all folds but one in turn and scores the
+// fold held out: it returns every candidate's out-of-fold probability, by
+// list of train (ex and owner are Examples(train, …)), and the weighted
+// log loss of the held-out examples read as held says (held[i] is ex[i],
+// or the same candidate under another weighting, so that fits with
+// different weightings compare on one scale).
+func CrossValidate(train []Judged, ex, held []Example, owner [][2]int, folds [][]int, fit func([]Example) Model) (float64, [][]float64) {
+	loss := 0.0
+	scores := make([][]float64, len(train))
+	for k := range folds {
+		in := map[int]bool{}
+		for _, i := range folds[k] {
+			in[i] = true
+		}
+		var fitEx, heldEx []Example
+		for i, x := range ex {
+			if in[i] {
+				heldEx = append(heldEx, held[i])
+			} else {
+				fitEx = append(fitEx, x)
+			}
+		}
+		m := fit(fitEx)
+		loss += LogLoss(m, heldEx) * weightOf(heldEx)
+		for _, i := range folds[k] {
+			li, ci := owner[i][0], owner[i][1]
+			if scores[li] == nil {
+				scores[li] = make([]float64, len(train[li].Cands))
+			}
+			scores[li][ci] = m.Prob(ex[i].F)
+		}
+	}
+	return loss / weightOf(held), scores
+}
+
 // Train fits the reranker on the train split of js: it chooses the L2
 // penalty by the weighted log loss of grouped cross-validation (questions
 // that share a relevant document, across both sets, stay in one fold),
@@ -141,32 +176,7 @@ func Train(js []Judged, cfg TrainConfig) Trained {
 	fmt.Fprintf(&b, "| L2 | grouped %d-fold log loss | SciFact nDCG@10 | answer set gold first | AUC | medium mark (unanswerable 0.88) | answered there | gold returned |\n|---|---|---|---|---|---|---|---|\n", cfg.Folds)
 	bestL2, bestLoss := 0.0, math.Inf(1)
 	for _, l2 := range cfg.L2s {
-		loss := 0.0
-		scores := make([][]float64, len(train))
-		for k := range folds {
-			in := map[int]bool{}
-			for _, i := range folds[k] {
-				in[i] = true
-			}
-			var fit, held []Example
-			for i, x := range ex {
-				if in[i] {
-					held = append(held, x)
-				} else {
-					fit = append(fit, x)
-				}
-			}
-			m := FitMixed(fit, l2, cfg.Pair, "cv")
-			loss += LogLoss(m, held) * weightOf(held)
-			for _, i := range folds[k] {
-				li, ci := owner[i][0], owner[i][1]
-				if scores[li] == nil {
-					scores[li] = make([]float64, len(train[li].Cands))
-				}
-				scores[li][ci] = m.Prob(ex[i].F)
-			}
-		}
-		loss /= weightOf(ex)
+		loss, scores := CrossValidate(train, ex, ex, owner, folds, func(fit []Example) Model { return FitMixed(fit, l2, cfg.Pair, "cv") })
 		ev := Evaluate(train, scores)
 		op := OperatingPoint(train, scores, 0.88)
 		fmt.Fprintf(&b, "| %g | %.4f | %.4f | %.3f | %.3f | %.2f | %.3f | %.3f |\n", l2, loss, ev.NDCG, ev.GoldFirst, ev.AUC, op.Mark, op.Answered, op.GoldBack)
