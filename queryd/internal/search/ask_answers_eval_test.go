@@ -503,6 +503,36 @@ func reportNamesInDocuments(t *testing.T, runs map[string]map[string][]askRun, l
 		roots[l.Name] = l.RootDir(evalDir, corpora)
 	}
 	docs := answers.NewDocs()
+	// inDocuments is the status r would have had with the names matched in
+	// the whole of each returned passage's document too.
+	inDocuments := func(r askRun) ask.Status {
+		s := r.statusWith(high, medium)
+		names := ask.Names(r.q.Question)
+		withDocs := func() []ask.NameSource {
+			srcs := append([]ask.NameSource(nil), r.sources...)
+			for _, d := range r.docs {
+				doc, err := docs.Get(filepath.Join(roots[d[0]], d[1]))
+				if err != nil {
+					t.Fatalf("%s: %v", r.q.ID, err)
+				}
+				srcs = append(srcs, ask.NameSource{Text: doc.Text, File: d[1]})
+			}
+			return srcs
+		}
+		switch {
+		case r.grounded && !r.exact && r.basis == "rerank" && r.best >= 0:
+			return ask.CheckNames(ask.StatusFor(r.best, high, medium), names, withDocs(), false, true).Status
+		case !r.grounded && r.namesNote && s == ask.NotFound && len(ask.Missing(names, withDocs())) < len(names):
+			// An extractive answer the names check made not_found had
+			// sentences at or above the medium mark: with some name
+			// found in the documents it is at least partly_found. (Its
+			// check reads the passages of the chosen sentences; all
+			// returned passages' documents are read here, an upper
+			// bound.)
+			return ask.PartlyFound
+		}
+		return s
+	}
 	fmt.Printf("\nthe names rule, measured: answered (contract answered) with names matched in the passages and file paths (the spec) / anywhere in the passages' documents\n")
 	for _, split := range []string{"train", "test"} {
 		for _, mode := range []string{"named", "routed"} {
@@ -510,24 +540,10 @@ func reportNamesInDocuments(t *testing.T, runs map[string]map[string][]askRun, l
 			for _, r := range runs[split][mode] {
 				if r.q.Kind == answers.KindUnanswerable {
 					nu++
-					s := r.statusWith(high, medium)
-					if s == ask.NotFound {
+					if r.statusWith(high, medium) == ask.NotFound {
 						unSpec++
 					}
-					if r.grounded && !r.exact && r.basis == "rerank" && r.best >= 0 {
-						srcs := append([]ask.NameSource(nil), r.sources...)
-						for _, d := range r.docs {
-							doc, err := docs.Get(filepath.Join(roots[d[0]], d[1]))
-							if err != nil {
-								t.Fatalf("%s: %v", r.q.ID, err)
-							}
-							srcs = append(srcs, ask.NameSource{Text: doc.Text, File: d[1]})
-						}
-						s = ask.CheckNames(ask.StatusFor(r.best, high, medium), ask.Names(r.q.Question), srcs, false, true).Status
-					} else if r.namesNote && s == ask.NotFound {
-						s = ask.PartlyFound // an upper bound on what the documents could change
-					}
-					if s == ask.NotFound {
+					if inDocuments(r) == ask.NotFound {
 						unDocs++
 					}
 					continue
@@ -544,32 +560,7 @@ func reportNamesInDocuments(t *testing.T, runs map[string]map[string][]askRun, l
 						asSpecC++
 					}
 				}
-				withDocs := func() []ask.NameSource {
-					srcs := append([]ask.NameSource(nil), r.sources...)
-					for _, d := range r.docs {
-						doc, err := docs.Get(filepath.Join(roots[d[0]], d[1]))
-						if err != nil {
-							t.Fatalf("%s: %v", r.q.ID, err)
-						}
-						srcs = append(srcs, ask.NameSource{Text: doc.Text, File: d[1]})
-					}
-					return srcs
-				}
-				switch {
-				case r.grounded && !r.exact && r.basis == "rerank" && r.best >= 0:
-					s = ask.CheckNames(ask.StatusFor(r.best, high, medium), ask.Names(r.q.Question), withDocs(), false, true).Status
-				case !r.grounded && r.namesNote && s == ask.NotFound:
-					// An extractive answer the names check made not_found
-					// had sentences at or above the medium mark: with some
-					// name found in the documents it is at least
-					// partly_found. (Its check reads the passages of the
-					// chosen sentences; all returned passages' documents
-					// are read here, an upper bound.)
-					names := ask.Names(r.q.Question)
-					if len(ask.Missing(names, withDocs())) < len(names) {
-						s = ask.PartlyFound
-					}
-				}
+				s = inDocuments(r)
 				if s != ask.NotFound && r.gold {
 					inDocs++
 					if contract {
