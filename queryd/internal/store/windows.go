@@ -65,13 +65,12 @@ func (c *Corpus) Windows(ctx context.Context, refs []schema.Ref) ([]Window, erro
 				COALESCE(substring(convert_to(d.body, 'UTF8') FROM $2::int + 1 FOR $3::int - $2::int), ''::bytea),
 				COALESCE((SELECT array_agg(ARRAY[p.number, p.start_off, p.end_off, (p.text_origin = 'ocr')::int] ORDER BY p.number)
 					FROM strata.pages p WHERE p.document_id = d.id AND p.end_off > $2 AND p.start_off < $3), '{}'),
-				COALESCE((SELECT array_agg(s.start_off ORDER BY s.ord) FROM strata.sections s
-					WHERE s.document_id = d.id AND s.end_off > $2 AND s.start_off < $3), '{}'),
-				COALESCE((SELECT array_agg(s.end_off ORDER BY s.ord) FROM strata.sections s
-					WHERE s.document_id = d.id AND s.end_off > $2 AND s.start_off < $3), '{}'),
-				COALESCE((SELECT array_agg(s.clause_path ORDER BY s.ord) FROM strata.sections s
-					WHERE s.document_id = d.id AND s.end_off > $2 AND s.start_off < $3), '{}')
+				COALESCE(sec.starts, '{}'), COALESCE(sec.ends, '{}'), COALESCE(sec.paths, '{}')
 			FROM strata.documents d
+			LEFT JOIN LATERAL (SELECT array_agg(s.start_off ORDER BY s.ord) AS starts,
+					array_agg(s.end_off ORDER BY s.ord) AS ends, array_agg(s.clause_path ORDER BY s.ord) AS paths
+				FROM strata.sections s
+				WHERE s.document_id = d.id AND s.end_off > $2 AND s.start_off < $3) sec ON true
 			WHERE d.id = $1 AND d.status = 'ok'`, r.DocumentID, lo, hi)
 	}
 	br := c.db.SendBatch(ctx, b)
