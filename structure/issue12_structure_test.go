@@ -154,6 +154,17 @@ func TestAgreementInlineTitles(t *testing.T) {
 	if !slices.Equal(got, wantRunOn) {
 		t.Errorf("run-on clauses: paths %q, want %q", got, wantRunOn)
 	}
+	// A filing that indents every paragraph: its margin is where the
+	// clauses start.
+	indented := "         ENDORSEMENT AGREEMENT\n\n         1. Term. The term is two years.\n\n" +
+		"         2. Fees. The fee is due monthly.\n         It is paid in advance.\n\n         3. Notices. Notices are written.\n"
+	got = nil
+	for _, s := range Parse(indented, 0, schema.FormatText) {
+		got = append(got, s.Path)
+	}
+	if want := []string{"1 Term", "2 Fees", "3 Notices"}; !slices.Equal(got, want) {
+		t.Errorf("indented filing: paths %q, want %q", got, want)
+	}
 	// A table's figures after wide gaps are not clauses.
 	table := "Fees due.   1.5 Million Units. Shipped in March.   2.5 Million Units. Shipped in May.\n"
 	if secs := Parse("1. Prices. The prices are below.\n\n"+table, 0, schema.FormatText); len(secs) != 1 {

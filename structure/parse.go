@@ -90,6 +90,7 @@ func Parse(text string, bodyStart int, format string) []schema.Section {
 		seen:   map[string]bool{},
 	}
 	p.split(bodyStart)
+	p.dedent()
 	p.markCode()
 	p.markBoiler()
 	p.markTables()
@@ -174,6 +175,40 @@ func (p *parser) split(bodyStart int) {
 		l.blank = l.s == ""
 		p.lines = append(p.lines, l)
 		pos = next
+	}
+}
+
+// dedent measures plain text's indentation from its body's margin: some
+// filings indent every paragraph ("         Section 1. The Offering. …"),
+// and a clause there starts at the margin, not nine columns in. The margin
+// is the commonest indentation of the lines that start a paragraph, when
+// most of them share it; Markdown, where indentation means code, and page
+// text, which has its own margins, keep theirs.
+func (p *parser) dedent() {
+	if p.format == schema.FormatMarkdown || p.paged() {
+		return
+	}
+	count := map[int]int{}
+	starts := 0
+	for i, l := range p.lines {
+		if !l.blank && (i == 0 || p.lines[i-1].blank) {
+			count[l.indent]++
+			starts++
+		}
+	}
+	margin, best := 0, 0
+	for ind, n := range count {
+		if n > best || n == best && ind < margin {
+			margin, best = ind, n
+		}
+	}
+	if margin == 0 || margin > 12 || 2*best < starts {
+		return
+	}
+	for i := range p.lines {
+		if !p.lines[i].blank {
+			p.lines[i].indent = max(0, p.lines[i].indent-margin)
+		}
 	}
 }
 
