@@ -74,12 +74,21 @@ func InlineTitle(rest string) string {
 		return ""
 	}
 	for _, w := range words {
-		switch strings.ToLower(strings.Trim(w, ",;:")) {
-		case "shall", "should", "must", "will", "would", "may", "can", "could", "is", "are", "was", "were", "be", "has", "have", "does", "means":
+		if sentenceVerb(w) {
 			return ""
 		}
 	}
 	return t
+}
+
+// sentenceVerb reports a word that makes a phrase a sentence rather than a
+// title: a modal or a form of "be", "have", "do" or "mean".
+func sentenceVerb(w string) bool {
+	switch strings.ToLower(strings.Trim(w, ",.;:")) {
+	case "shall", "should", "must", "will", "would", "may", "can", "could", "is", "are", "was", "were", "be", "has", "have", "does", "means":
+		return true
+	}
+	return false
 }
 
 // collapse trims s and collapses runs of white space to one space.
@@ -123,8 +132,7 @@ func titleLike(s, next string) bool {
 		if tc {
 			break
 		}
-		switch strings.ToLower(strings.Trim(w, ",.;:")) {
-		case "shall", "should", "must", "will", "would", "may", "can", "could", "is", "are", "was", "were", "be", "has", "have", "does", "means":
+		if sentenceVerb(w) {
 			return false
 		}
 	}
