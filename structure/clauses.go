@@ -101,18 +101,23 @@ func (p *parser) clause(i int) {
 			return
 		}
 	}
+	form := p.classify(i, ld)
 	maxIndent := 3
 	if p.paged() && ld.keyword && ld.kind != schema.KindPara {
 		maxIndent = 80 // centred "Annex A" headings
 	} else if p.paged() {
 		maxIndent = 6
+	} else if p.format != schema.FormatMarkdown && ld.keyword && ld.kind != schema.KindPara && (form == formAlone || form == formTitle) {
+		// Plain-text agreements centre their article headings
+		// ("                 ARTICLE I" / "DEFINITIONS"); a keyword
+		// heading alone on its line is no running text.
+		maxIndent = 80
 	}
 	if l.indent > maxIndent {
 		return
 	}
 	headingEnd := l.end
 	title := ""
-	form := p.classify(i, ld)
 	switch form {
 	case formAlone:
 		// The title may stand on the next non-blank line ("Annex A" /
@@ -294,8 +299,9 @@ func (p *parser) plausible(i int, ld lead, form int, titled bool) bool {
 	switch form {
 	case formSentence:
 		// A clause that opens with its text needs the exact next number
-		// and a fresh paragraph.
-		if !exact || p.last[ld.family] == nil {
+		// (or to be the first clause of the article it sits in: "ARTICLE
+		// V" / "5.1 Subject to…") and a fresh paragraph.
+		if !(exact && p.last[ld.family] != nil || p.firstOfArticle(ld)) {
 			return false
 		}
 		return p.startsParagraph(i)
@@ -332,6 +338,20 @@ func (p *parser) plausible(i int, ld lead, form int, titled bool) bool {
 		}
 		return true
 	}
+}
+
+// firstOfArticle reports whether ld is the first clause of the open
+// Article or Section it sits in: 5.1 (or 5.1.1) right under "ARTICLE V" or
+// "Section 5", before any other clause of that number.
+func (p *parser) firstOfArticle(ld lead) bool {
+	if ld.keyword || ld.family != "" || len(ld.parts) < 2 || !allOnes(ld.parts[1:]) || len(p.stack) == 0 {
+		return false
+	}
+	top := p.nodes[p.stack[len(p.stack)-1]]
+	if k := top.sec.Kind; k != schema.KindArticle && k != schema.KindSection || len(top.parts) != 1 {
+		return false
+	}
+	return top.parts[0] == ld.parts[0] && !p.seen[ld.family+":"+ld.number]
 }
 
 // startsParagraph reports whether line i begins a paragraph: the line before

@@ -212,3 +212,100 @@ func TestInlineTitle(t *testing.T) {
 		}
 	}
 }
+
+// Plain-text agreements that number their articles in roman numerals and
+// centre the headings, with the title on a line of its own and the
+// article's clauses opening with their text.
+func TestRomanArticles(t *testing.T) {
+	paths := func(text string) []string {
+		var got []string
+		for _, s := range Parse(text, 0, schema.FormatText) {
+			got = append(got, s.Path)
+		}
+		return got
+	}
+	centred := "                 PIPELINE SERVICE AGREEMENT\n\n" +
+		"         The parties agree as follows:\n\n" +
+		"                              ARTICLE I\n\n" +
+		"                             DEFINITIONS\n\n" +
+		"         1.1      \"Day\" means a period of twenty-four hours beginning at nine.\n\n" +
+		"         1.2      \"Quantity\" means the gas delivered on a Day.\n\n" +
+		"                              ARTICLE II\n\n" +
+		"                          TERM OF AGREEMENT\n\n" +
+		"         2.1      This Agreement runs for ten years from the first delivery.\n\n" +
+		"         2.2      Either party may end it on one year's notice.\n"
+	want := []string{"Article I DEFINITIONS", "Article I DEFINITIONS > 1.1", "Article I DEFINITIONS > 1.2",
+		"Article II TERM OF AGREEMENT", "Article II TERM OF AGREEMENT > 2.1", "Article II TERM OF AGREEMENT > 2.2"}
+	if got := paths(centred); !slices.Equal(got, want) {
+		t.Errorf("centred articles:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// Articles run on after the sentence before them, one space apart.
+	runOn := "The parties agree as follows: ARTICLE I. SCOPE OF SERVICES. A. The Provider hosts the shop. " +
+		"ARTICLE II. PERIOD OF PERFORMANCE. This Agreement runs for one year. ARTICLE III. FEES. The fee is monthly.\n"
+	want = []string{"Article I SCOPE OF SERVICES", "Article II PERIOD OF PERFORMANCE", "Article III FEES"}
+	if got := paths(runOn); !slices.Equal(got, want) {
+		t.Errorf("run-on articles: paths %q, want %q", got, want)
+	}
+
+	// A title with its underline run onto the same line.
+	underlined := "1.      Description of the Promotion         ------------------------\n\n" +
+		"        The Provider offers free pagers to new customers.\n\n" +
+		"2.      Term         ----\n\n" +
+		"        The promotion runs for six months.\n"
+	if got, want := paths(underlined), []string{"1 Description of the Promotion", "2 Term"}; !slices.Equal(got, want) {
+		t.Errorf("underlined titles: paths %q, want %q", got, want)
+	}
+
+	// Not articles: a roman numeral past the usual range, one not written
+	// the usual way, a letter, a keyword in running text, an article named
+	// in lower case inside a sentence.
+	for name, body := range map[string]string{
+		"too large":   "Intro.\n\nARTICLE C\n\nFEES\n\nThe fee is monthly.\n",
+		"irregular":   "Intro.\n\nARTICLE IIII\n\nFEES\n\nThe fee is monthly.\n",
+		"running":     "Intro.\n\n        ARTICLE II of the Lease governs the deposit, which is paid monthly.\n",
+		"lower case":  "The fee is set out in the schedule. article II. FEES. The fee is monthly.\n",
+		"not capital": "The fee is set out below. ARTICLE II. Fees. The fee is monthly.\n",
+	} {
+		if got := paths(body); len(got) != 0 {
+			t.Errorf("%s: want no sections, got %q", name, got)
+		}
+	}
+}
+
+// "Article II" and "Article 2" name the same article, whichever way the
+// document numbers it; "the article I read" names none.
+func TestRomanArticleReferences(t *testing.T) {
+	doc := Parse("Intro.\n\nARTICLE II\n\nFEES\n\nThe fee is monthly.\n", 0, schema.FormatText)
+	if len(doc) != 1 {
+		t.Fatalf("want one section, got %d", len(doc))
+	}
+	key := SectionKey(doc[0])
+	for q, want := range map[string]bool{
+		"What does Article II say?":   true,
+		"What does Article 2 say?":    true,
+		"What does ARTICLE II say?":   true,
+		"What does Article III say?":  false,
+		"Is the article I read true?": false,
+	} {
+		found := false
+		for _, r := range ParseReferences(q) {
+			if slices.Contains(r.Keys(), key) {
+				found = true
+			}
+		}
+		if found != want {
+			t.Errorf("%q finds %s: %v, want %v (refs %+v)", q, key, found, want, ParseReferences(q))
+		}
+	}
+	if refs := ParseReferences("the article I read"); len(refs) != 0 {
+		t.Errorf("the article I read: want no reference, got %+v", refs)
+	}
+	if got := SectionKey(schema.Section{Kind: schema.KindArticle, Number: "IV"}); got != "article:4" {
+		t.Errorf("SectionKey(Article IV) = %q, want article:4", got)
+	}
+	// Annexes keep their roman numerals as written: Annex II is not Annex 2.
+	if got := SectionKey(schema.Section{Kind: schema.KindAnnex, Number: "II"}); got != "annex:ii" {
+		t.Errorf("SectionKey(Annex II) = %q, want annex:ii", got)
+	}
+}

@@ -77,7 +77,8 @@ func parseLead(s string) (lead, bool) {
 		default:
 			l.kind = schema.KindSchedule
 		}
-		if (l.kind == schema.KindArticle || l.kind == schema.KindSection) && !isDigit(l.number[0]) {
+		if (l.kind == schema.KindArticle || l.kind == schema.KindSection) && !isDigit(l.number[0]) &&
+			articleRoman(l.number) == 0 {
 			return lead{}, false
 		}
 	} else if m := paraRe.FindStringSubmatchIndex(s); m != nil {
@@ -123,7 +124,9 @@ func parseLead(s string) (lead, bool) {
 	}
 	if l.keyword {
 		l.family = l.kind
-		if l.kind == schema.KindArticle || l.kind == schema.KindSection || l.kind == schema.KindPara {
+		if v := articleRoman(l.number); v > 0 && (l.kind == schema.KindArticle || l.kind == schema.KindSection) {
+			l.parts = []int{v} // "ARTICLE IV" follows "ARTICLE III"
+		} else if l.kind == schema.KindArticle || l.kind == schema.KindSection || l.kind == schema.KindPara {
 			l.parts = numParts(strings.TrimRight(l.number, "abcdefghijklmnopqrstuvwxyz"))
 		}
 	}
@@ -146,8 +149,39 @@ func parseLead(s string) (lead, bool) {
 		}
 	}
 	l.restOff = i
-	l.rest = strings.TrimRight(s[i:], " \t")
+	l.rest = dropUnderline(strings.TrimRight(s[i:], " \t"))
 	return l, true
+}
+
+// maxArticleRoman is the largest roman numeral read as an Article or
+// Section number: agreements number their articles I to a few dozen, and
+// a larger "Section C" or "Article D" is more likely a letter.
+const maxArticleRoman = 60
+
+// articleRoman returns the value of s when it is a roman numeral in
+// capitals written the usual way ("IV", not "IIII") and at most
+// maxArticleRoman, or 0.
+func articleRoman(s string) int {
+	v := romanValue(s)
+	if v == 0 || v > maxArticleRoman || toRoman(v) != s {
+		return 0
+	}
+	return v
+}
+
+// dropUnderline removes an underline that text extraction ran onto its
+// title's line ("Description of the Promotion         -------"): a run of
+// dashes, equals signs or underscores after two or more spaces.
+func dropUnderline(rest string) string {
+	i := strings.LastIndex(rest, "  ")
+	if i < 0 {
+		return rest
+	}
+	tail := strings.TrimLeft(rest[i:], " ")
+	if len(tail) < 3 || strings.Trim(tail, "-=_") != "" {
+		return rest
+	}
+	return strings.TrimRight(rest[:i], " ")
 }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }

@@ -11,7 +11,9 @@
 package structure
 
 import (
+	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/stratakb/stratakb/schema"
 )
@@ -244,7 +246,51 @@ func runOnClauses(t string, from, to int) []int {
 		}
 		out = append(out, k)
 	}
+	// An article heading in capitals runs on after a sentence however
+	// few spaces part them: "…as follows: ARTICLE I. SCOPE OF ALLIANCE.
+	// A. COOL TECH shall…" or "…at least 12 point type. ARTICLE II.
+	// PERIOD OF PERFORMANCE. This Agreement…".
+	for _, kw := range []string{"ARTICLE ", "SECTION "} {
+		for i := from + 1; i < to; {
+			g := strings.Index(t[i:to], kw)
+			if g < 0 {
+				break
+			}
+			k := i + g
+			i = k + len(kw)
+			if t[k-1] != ' ' || slices.Contains(out, k) {
+				continue
+			}
+			before := strings.TrimRight(t[from:k], " ")
+			if before == "" || !strings.ContainsRune(".;:)", rune(before[len(before)-1])) {
+				continue
+			}
+			if runOnArticle(t[k:to]) {
+				out = append(out, k)
+			}
+		}
+	}
+	slices.Sort(out)
 	return out
+}
+
+// runOnArticle reports whether s opens with an article heading written in
+// capitals, its title in capitals too: "ARTICLE II. PERIOD OF PERFORMANCE.
+// This Agreement…" or "ARTICLE  I APPOINTMENT OF DISTRIBUTORSHIP".
+func runOnArticle(s string) bool {
+	ld, ok := parseLead(s)
+	if !ok || !ld.keyword || ld.kind != schema.KindArticle && ld.kind != schema.KindSection {
+		return false
+	}
+	if t := InlineTitle(ld.rest); t != "" {
+		return inCapitals(t)
+	}
+	return inCapitals(ld.rest) && titleLike(ld.rest, "")
+}
+
+// inCapitals reports whether s has letters and none of them in lower case.
+func inCapitals(s string) bool {
+	return strings.IndexFunc(s, unicode.IsLetter) >= 0 && strings.IndexFunc(s, unicode.IsLower) < 0
 }
 
 // lineAfter returns the text of the line right after i, or "".

@@ -85,7 +85,20 @@ func SectionKey(s schema.Section) string {
 	default:
 		return ""
 	}
-	return kind + ":" + normNumber(s.Number)
+	return kind + ":" + keyNumber(s.Kind, s.Number)
+}
+
+// keyNumber is a number as a key holds it: normNumber's form, and an
+// Article's or Section's roman numeral as its value, so "Article 2" finds
+// "ARTICLE II" and "Article II" finds "Article 2".
+func keyNumber(kind, number string) string {
+	n := normNumber(number)
+	if kind == schema.KindArticle || kind == schema.KindSection {
+		if v := articleRoman(strings.ToUpper(n)); v > 0 {
+			return strconv.Itoa(v)
+		}
+	}
+	return n
 }
 
 // Keys returns the section keys the reference may match, the most likely
@@ -95,7 +108,7 @@ func SectionKey(s schema.Section) string {
 // clause, a Section or a §; Article, Annex, Appendix and Schedule only
 // their own kind, except that "Article 13(2)" falls back to Article 13.
 func (r Reference) Keys() []string {
-	n := normNumber(r.Number)
+	n := keyNumber(r.Kind, r.Number)
 	if n == "" {
 		return nil
 	}
@@ -153,6 +166,8 @@ var (
 	// A clause number: 7, 7.2, 7.2.1, 7(2)(b), 12a, A.1.
 	clauseNumRe = regexp.MustCompile(`^(?:[A-Z]\.[0-9]{1,3}(?:\.[0-9]{1,3})*|[0-9]{1,4}(?:\.[0-9]{1,3})*[a-z]?(?:[ ]?\([0-9a-z]{1,4}\))*)`)
 	// An annex number: II, A, 2, and A.1 for a clause of the annex.
+	// An Article's or Section's roman numeral (checked by articleRoman).
+	romanNumRe = regexp.MustCompile(`^[IVXLC]{1,7}`)
 	annexNumRe = regexp.MustCompile(`^(?:[A-Z]\.[0-9]{1,3}(?:\.[0-9]{1,3})*|[IVXLCivxlc]{1,7}|[A-Z]|[0-9]{1,3})`)
 	// A list separator: "7.2 and 7.3", "4, 5 or 6", "3 to 5".
 	listSepRe = regexp.MustCompile(`^(?:[ \t]*,[ \t]*(?:and[ \t]+|or[ \t]+)?|[ \t]+(?:and|or|to|through|&)[ \t]+|[ \t]*[-–][ \t]*)`)
@@ -418,7 +433,7 @@ func ParseReferences(q string) []Reference {
 	seen := map[string]bool{}
 	out := refs[:0]
 	for _, r := range refs {
-		k := r.Kind + ":" + normNumber(r.Number)
+		k := r.Kind + ":" + keyNumber(r.Kind, r.Number)
 		if seen[k] {
 			continue
 		}
@@ -462,6 +477,10 @@ func appendList(refs []Reference, q string, kwStart, numAt int, kind string, sig
 		if !numberBoundary(q, end) {
 			return refs
 		}
+		if len(num) == 1 && !isDigit(num[0]) && (kind == schema.KindArticle || kind == schema.KindSection) &&
+			!unicode.IsUpper(rune(q[kwStart])) {
+			return refs // "the article I read", not Article I
+		}
 		r := Reference{Kind: kind, Number: strings.ReplaceAll(num, " ", ""), Start: pos, End: end, sign: sign}
 		if first {
 			r.Start = kwStart
@@ -499,6 +518,12 @@ func readNumber(s, kind string) (string, bool) {
 		num = clauseNumRe.FindString(s)
 		if num != "" && !isDigit(num[0]) && kind != schema.KindClause && kind != schema.KindSection {
 			return "", false
+		}
+		if num == "" && (kind == schema.KindArticle || kind == schema.KindSection) {
+			// "Article IV", "SECTION II": a roman numeral in capitals.
+			if r := romanNumRe.FindString(s); articleRoman(r) > 0 {
+				num = r
+			}
 		}
 	}
 	num = strings.TrimRight(num, " ")
