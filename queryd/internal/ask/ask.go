@@ -212,7 +212,14 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 	}
 	layers, d := named, route.Decision{}
 	if len(named) == 0 {
-		d = route.DecideLearned(req.Question, all, a.affinities(ctx, req.Question))
+		d = route.DecideWith(req.Question, all, a.affinities(ctx, req.Question), func() (store.LayerWords, bool) {
+			w, err := snap.LayerWords(ctx, req.Question, all)
+			if err != nil {
+				a.log.Warn("layer_words_unavailable", "err", err.Error())
+				return w, false
+			}
+			return w, true
+		})
 		layers = all
 		if d.Routed {
 			layers = d.Layers

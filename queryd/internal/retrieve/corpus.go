@@ -19,6 +19,7 @@ type Corpus interface {
 	LexemeDF(ctx context.Context, words string, layerIDs []int64) (map[string]int64, error)
 	LexemesDF(ctx context.Context, lexemes []string, layerIDs []int64) (map[string]int64, error)
 	ChunkLayers(ctx context.Context, ids []int64) (map[int64]int64, error)
+	LayerWords(ctx context.Context, query string, layerIDs []int64) (store.LayerWords, error)
 	SearchBM25(ctx context.Context, q store.BM25Query) ([]store.LexHit, error)
 	SearchVectors(ctx context.Context, q store.VectorQuery) ([]store.VecHit, error)
 	Chunks(ctx context.Context, ids []int64) (map[int64]store.Hit, error)

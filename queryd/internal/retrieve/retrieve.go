@@ -95,6 +95,16 @@ func (s *Snapshot) Layers(ctx context.Context) ([]store.Layer, error) {
 	return s.mv.getLayers(ctx, s.e.store)
 }
 
+// LayerWords reads the statistics of the question's words in each of the
+// layers, for routing by the layers' own words (route.DecideWith).
+func (s *Snapshot) LayerWords(ctx context.Context, question string, layers []store.Layer) (store.LayerWords, error) {
+	ids := make([]int64, len(layers))
+	for i, l := range layers {
+		ids[i] = l.ID
+	}
+	return s.e.store.LayerWords(ctx, question, ids)
+}
+
 // Query is one question.
 type Query struct {
 	Text   string

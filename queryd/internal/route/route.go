@@ -108,12 +108,16 @@ type Decision struct {
 	Routed bool
 	// Why says, for each chosen layer when Routed, what chose it.
 	Why []Why
+	// firm: see Strong.
+	firm bool
 }
 
 // Why is what chose one layer.
 type Why struct {
 	Layer string `json:"layer"`
-	// By is "pattern", "affinity" or "description".
+	// By is "pattern", "affinity", "description" or "content" (the
+	// layer's own chunks hold the question's words far more often than
+	// the others do).
 	By string `json:"by"`
 	// Pattern is the routing pattern that matched; Words the question's
 	// words found in the description, or (affinity) the question's terms
@@ -137,6 +141,13 @@ func (d Decision) Chosen() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Strong says whether the layers were chosen on firm evidence: a routing
+// pattern, the learning loop's affinity or the layer's own words, or a
+// description whose layer's own chunks also hold the question's words more
+// than any other layer's do; a word of a description alone is not. A
+// fallback for too few results keeps a strong decision's results first.
+func (d Decision) Strong() bool { return d.Routed && d.firm }
 
 // InRouted says whether the layer was one routing chose. Without routing
 // every layer is.
@@ -164,6 +175,14 @@ func Decide(query string, all []store.Layer) Decision {
 // terms: when no pattern routes, the layer affinity clearly leads with
 // (Affinity) is chosen before the descriptions are read.
 func DecideLearned(query string, all []store.Layer, learned []store.LayerAffinity) Decision {
+	return DecideWith(query, all, learned, nil)
+}
+
+// DecideWith is DecideLearned with routing by the layers' own words last:
+// when nothing else routes, words (called only then; nil or false: not
+// available) gives the question's statistics in each layer, and the layer
+// that clearly leads by ContentScores is chosen.
+func DecideWith(query string, all []store.Layer, learned []store.LayerAffinity, words func() (store.LayerWords, bool)) Decision {
 	desc := DescriptionScores(query, all)
 	var chosen []store.Layer
 	var why []Why
@@ -190,16 +209,42 @@ func DecideLearned(query string, all []store.Layer, learned []store.LayerAffinit
 			}
 		}
 	}
+	firm := len(chosen) > 0 // a pattern or learned affinity
 	if len(chosen) == 0 {
 		if best, ok := leader(desc); ok {
 			chosen = []store.Layer{all[best]}
 			why = []Why{{Layer: all[best].Name, By: "description", Words: desc[best].Words}}
+			// A word of a description is weak evidence on its own; it is
+			// firm when the layer's own chunks also hold the question's
+			// words more than any other layer's do.
+			if words != nil {
+				if w, ok := words(); ok {
+					scores := ContentScores(w, all)
+					top := 0
+					for i := range scores {
+						if scores[i].Score > scores[top].Score {
+							top = i
+						}
+					}
+					firm = top == best && scores[best].Score >= ContentMinScore
+				}
+			}
+		}
+	}
+	if len(chosen) == 0 && words != nil && len(all) > 1 {
+		if w, ok := words(); ok {
+			scores := ContentScores(w, all)
+			if best, ok := contentLeader(scores); ok {
+				chosen = []store.Layer{all[best]}
+				why = []Why{{Layer: all[best].Name, By: "content", Words: scores[best].Words, Score: math.Round(scores[best].Score*100) / 100}}
+				firm = true
+			}
 		}
 	}
 	if len(chosen) == 0 || len(chosen) == len(all) {
 		return Decision{Layers: all, All: all}
 	}
-	return Decision{Layers: chosen, All: all, Routed: true, Why: why}
+	return Decision{Layers: chosen, All: all, Routed: true, Why: why, firm: firm}
 }
 
 // supports says whether the description shares a word with the question

@@ -173,9 +173,11 @@ func evalAnswerSplit(t *testing.T, s *Searcher, split string, qs []answers.Quest
 	t.Logf("exact questions whose first result is an exact section match: named %s, routed %s", exactFirst(named), exactFirst(routed))
 	t.Logf("answerable questions missed at rank 1 yet marked high: named %s, routed %s", wrongHigh(named), wrongHigh(routed))
 	t.Logf("latency per question (median, layer named / routed): %s / %s", medianDur(named), medianDur(routed))
-	for _, r := range named {
-		if r.q.Kind != answers.KindUnanswerable && r.rank != 1 && testing.Verbose() && os.Getenv("STRATA_EVAL_MISSES") == "1" {
-			t.Logf("miss %s (rank %d, %s): %s\n\t%s", r.q.ID, r.rank, r.confidence, r.q.Question, strings.Join(r.top, "\n\t"))
+	for way, runs := range map[string][]answersRun{"named": named, "routed": routed} {
+		for _, r := range runs {
+			if r.q.Kind != answers.KindUnanswerable && r.rank != 1 && testing.Verbose() && os.Getenv("STRATA_EVAL_MISSES") == "1" {
+				t.Logf("miss %s %s (rank %d, %s): %s\n\t%s", way, r.q.ID, r.rank, r.confidence, r.q.Question, strings.Join(r.top, "\n\t"))
+			}
 		}
 	}
 

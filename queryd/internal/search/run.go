@@ -22,7 +22,10 @@ type state struct {
 	req Request
 	// learned are the layer affinities of the query's terms, for routing.
 	learned []store.LayerAffinity
-	q       *retrieve.Run
+	// words reads the query's statistics in each layer, for routing by
+	// the layers' own words (nil: not available).
+	words func() (store.LayerWords, bool)
+	q     *retrieve.Run
 	// warned and paramsWarned are set once the degraded embedding, and a
 	// failure to read the model's parameters, have been logged.
 	warned, paramsWarned bool
