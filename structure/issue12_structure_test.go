@@ -165,6 +165,22 @@ func TestAgreementInlineTitles(t *testing.T) {
 	if want := []string{"1 Term", "2 Fees", "3 Notices"}; !slices.Equal(got, want) {
 		t.Errorf("indented filing: paths %q, want %q", got, want)
 	}
+	// The margin is read from the paragraphs: page numbers standing alone
+	// and list items, indented their own way, do not count, and a third of
+	// the paragraphs sharing an indentation is enough.
+	paged := "         AGENCY AGREEMENT\n\n         Section 1. The Offering. The Company offers shares.\n\n" +
+		"          (a)  A management fee of $25,000.\n\n          (b)  A success fee.\n\n                    3\n\n" +
+		"               who assist in the offering.\n\n               The Agent is reimbursed.\n\n" +
+		"                    4\n\n         Section 2. Retention of Agent. The Company retains the Agent.\n\n" +
+		"          (c)  Expenses are borne by the Company.\n\n                    5\n\n" +
+		"         Section 3. Prospectus. The Shares are offered.\n"
+	got = nil
+	for _, s := range Parse(paged, 0, schema.FormatText) {
+		got = append(got, s.Path)
+	}
+	if want := []string{"Section 1 The Offering", "Section 2 Retention of Agent", "Section 3 Prospectus"}; !slices.Equal(got, want) {
+		t.Errorf("indented filing with page numbers and list items: paths %q, want %q", got, want)
+	}
 	// A table's figures after wide gaps are not clauses.
 	table := "Fees due.   1.5 Million Units. Shipped in March.   2.5 Million Units. Shipped in May.\n"
 	if secs := Parse("1. Prices. The prices are below.\n\n"+table, 0, schema.FormatText); len(secs) != 1 {

@@ -193,7 +193,7 @@ func (p *parser) dedent() {
 	count := map[int]int{}
 	starts := 0
 	for i, l := range p.lines {
-		if !l.blank && (i == 0 || p.lines[i-1].blank) {
+		if !l.blank && (i == 0 || p.lines[i-1].blank) && !marginless(l.s) {
 			count[l.indent]++
 			starts++
 		}
@@ -204,7 +204,7 @@ func (p *parser) dedent() {
 			margin, best = ind, n
 		}
 	}
-	if margin == 0 || margin > 12 || 2*best < starts {
+	if margin == 0 || margin > 12 || 3*best < starts {
 		return
 	}
 	for i := range p.lines {
@@ -212,6 +212,16 @@ func (p *parser) dedent() {
 			p.lines[i].indent = max(0, p.lines[i].indent-margin)
 		}
 	}
+}
+
+// marginless reports whether a paragraph's first line says nothing about
+// the body's margin: a page number standing alone, or a list item
+// ("(a) A management fee…"), which filings indent under their paragraph.
+func marginless(s string) bool {
+	if strings.Trim(s, "0123456789-–— ") == "" {
+		return true
+	}
+	return strings.HasPrefix(s, "(")
 }
 
 // runOnClauses returns where, inside the line t[from:to], a numbered clause
