@@ -48,7 +48,8 @@ type askFigure struct{ ok, falseFound float64 }
 // that no layer holds, the clause type's drafting words in a contract
 // passage and the best sentence's coverage; fitted on the lists of
 // pipeline 7, whose structure map reads agreements' inline clause titles,
-// also when text extraction runs several clauses onto one line)
+// also when text extraction runs several clauses onto one line; measured
+// on pipeline 9, which adds roman, centred and run-on articles)
 // and its measured marks 0.8 / 0.35 (docs/ask.md, "Measured"). The issue's
 // targets, over the answerable questions: answered >= 0.80, found without
 // a gold passage <= 0.05; unanswerable not_found >= 0.85.
@@ -57,7 +58,7 @@ var askFiguresNamed = map[string]askFigure{
 	answers.KindLexical:      {0.95, 0},
 	answers.KindParaphrase:   {0.08, 0},
 	answers.KindCode:         {0.85, 0},
-	answers.KindContract:     {0.62, 0},
+	answers.KindContract:     {0.64, 0},
 	answers.KindTable:        {1, 0},
 	answers.KindUnanswerable: {0.84, 0},
 }
@@ -67,7 +68,7 @@ var askFiguresRouted = map[string]askFigure{
 	answers.KindLexical:      {0.95, 0},
 	answers.KindParaphrase:   {0, 0.08},
 	answers.KindCode:         {0.85, 0},
-	answers.KindContract:     {0.62, 0},
+	answers.KindContract:     {0.64, 0},
 	answers.KindTable:        {1, 0},
 	answers.KindUnanswerable: {0.84, 0},
 }

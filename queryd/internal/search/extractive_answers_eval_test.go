@@ -47,16 +47,18 @@ type extractiveFigure struct {
 // (docs/ask.md, "Extractive answers"). Against @3 (marks 0.8 / 0.4):
 // answered 0.61 → 0.67 and contracts 0.38 → 0.55, but unanswerable
 // not_found 0.88 → 0.84; found without gold 0.07 → 0.07 (train: the
-// same 0.11).
+// same 0.11). Pipeline 9 (roman, centred and run-on articles, a filing's
+// margin): answered 0.67 → 0.69, contracts 0.55 → 0.60, found without
+// gold 0.07 → 0.06.
 var extractiveFigures = map[string]extractiveFigure{
 	answers.KindExact:        {16, 1.00},
 	answers.KindLexical:      {21, 0.86},
 	answers.KindParaphrase:   {13, 0},
 	answers.KindCode:         {13, 0.85},
-	answers.KindContract:     {42, 0.55},
+	answers.KindContract:     {42, 0.60},
 	answers.KindTable:        {8, 1.00},
 	answers.KindUnanswerable: {25, 0.84},
-	"all answerable":         {113, 0.67},
+	"all answerable":         {113, 0.69},
 }
 
 // Measured on the test split with the figures above: the share of
@@ -64,7 +66,7 @@ var extractiveFigures = map[string]extractiveFigure{
 // question over it), and the share of the chosen sentences that hold gold
 // in the answers without a named clause (the floor is 0.03 under it).
 const (
-	extractiveFalseFound   = 0.07
+	extractiveFalseFound   = 0.06
 	extractiveChosenGold   = 0.714
 	extractiveChosenMargin = 0.03
 )
