@@ -18,7 +18,7 @@ const (
 	ContentMu = 10.0
 	// ContentMargin: the best layer is chosen when the next scores at most
 	// this share of it.
-	ContentMargin = 0.3
+	ContentMargin = 0.6
 	// ContentMinScore is the least score that routes: a layer whose share
 	// of the words is barely above the whole's is no home of them.
 	ContentMinScore = 1.0
