@@ -181,6 +181,20 @@ func TestAgreementInlineTitles(t *testing.T) {
 	if want := []string{"Section 1 The Offering", "Section 2 Retention of Agent", "Section 3 Prospectus"}; !slices.Equal(got, want) {
 		t.Errorf("indented filing with page numbers and list items: paths %q, want %q", got, want)
 	}
+	// List items' continuations, indented further, as many as the body's
+	// paragraphs: the margin is the smaller indentation.
+	hanging := "         Section 1. The Offering. The Company offers shares.\n\n" +
+		"               who assist in the offering.\n\n               the Agent is reimbursed.\n\n" +
+		"         Section 2. Retention of Agent. The Company retains the Agent.\n\n" +
+		"               expenses are borne by the Company.\n\n               and by the Bank.\n\n" +
+		"         Section 3. Prospectus. The Shares are offered.\n"
+	got = nil
+	for _, s := range Parse(hanging, 0, schema.FormatText) {
+		got = append(got, s.Path)
+	}
+	if want := []string{"Section 1 The Offering", "Section 2 Retention of Agent", "Section 3 Prospectus"}; !slices.Equal(got, want) {
+		t.Errorf("indented filing with hanging continuations: paths %q, want %q", got, want)
+	}
 	// A table's figures after wide gaps are not clauses.
 	table := "Fees due.   1.5 Million Units. Shipped in March.   2.5 Million Units. Shipped in May.\n"
 	if secs := Parse("1. Prices. The prices are below.\n\n"+table, 0, schema.FormatText); len(secs) != 1 {

@@ -183,9 +183,10 @@ func (p *parser) split(bodyStart int) {
 // dedent measures plain text's indentation from its body's margin: some
 // filings indent every paragraph ("         Section 1. The Offering. …"),
 // and a clause there starts at the margin, not nine columns in. The margin
-// is the commonest indentation of the lines that start a paragraph, when
-// most of them share it; Markdown, where indentation means code, and page
-// text, which has its own margins, keep theirs.
+// is the smallest indentation (at most 12 columns) that at least a third
+// of the lines starting a paragraph share, page numbers and list items
+// not counted; Markdown, where indentation means code, and page text,
+// which has its own margins, keep theirs.
 func (p *parser) dedent() {
 	if p.format == schema.FormatMarkdown || p.paged() {
 		return
@@ -198,13 +199,15 @@ func (p *parser) dedent() {
 			starts++
 		}
 	}
-	margin, best := 0, 0
+	// The smallest indentation that a third of the paragraphs share: the
+	// continuations of list items indent further, as often as the body.
+	margin := -1
 	for ind, n := range count {
-		if n > best || n == best && ind < margin {
-			margin, best = ind, n
+		if 3*n >= starts && (margin < 0 || ind < margin) {
+			margin = ind
 		}
 	}
-	if margin == 0 || margin > 12 || 3*best < starts {
+	if margin <= 0 || margin > 12 {
 		return
 	}
 	for i := range p.lines {
