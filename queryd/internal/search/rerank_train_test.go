@@ -63,9 +63,9 @@ func TestTrainReranker(t *testing.T) {
 		}
 	}
 	pair := rerankPair(t)
-	version := "lrank-scifact-answers-l2-%g@5"
+	version := "lrank-scifact-answers-l2-%g@6"
 	if pair > 0 {
-		version = fmt.Sprintf("lrank-scifact-answers-pair%g-l2-%%g@5", pair)
+		version = fmt.Sprintf("lrank-scifact-answers-pair%g-l2-%%g@6", pair)
 	}
 	tr := lrank.Train(js, lrank.TrainConfig{L2s: []float64{0.001, 0.003, 0.01, 0.03, 0.1}, Folds: 5,
 		AnswersShare: rerankAnswersShare, Version: version, Pair: pair,
@@ -127,7 +127,8 @@ func judgeSciFact(t *testing.T) []lrank.Judged {
 }
 
 // judgeAnswers searches every question of the answer set as strata_ask
-// does: its layer named, routed (route.Decide), and, when routing chose
+// does: its layer named, routed (route.DecideWith, with the layers' own
+// words), and, when routing chose
 // layers, over every layer as a fallback would; each candidate is judged
 // by answers.Hit.
 func judgeAnswers(t *testing.T) []lrank.Judged {
@@ -170,7 +171,11 @@ func judgeAnswers(t *testing.T) []lrank.Judged {
 			layers []store.Layer
 		}
 		searches := []search{{"named", []store.Layer{byName[q.Layer]}}}
-		if d := route.Decide(q.Question, stored); d.Routed {
+		words := func() (store.LayerWords, bool) {
+			w, err := snap.LayerWords(ctx, q.Question, stored)
+			return w, err == nil
+		}
+		if d := route.DecideWith(q.Question, stored, nil, words); d.Routed {
 			searches = append(searches, search{"routed", d.Layers}, search{"all", stored})
 		} else {
 			searches = append(searches, search{"routed", stored})
