@@ -40,17 +40,30 @@ func sameLexical(a, b Lexical) string {
 	return strings.Join(d, "; ")
 }
 
+// scoreDiff is the largest difference between the scores of the hits a
+// and b hold at the same place for the same chunk.
+func scoreDiff(a, b Lexical) float64 {
+	d := 0.0
+	for i := range min(len(a.Hits), len(b.Hits)) {
+		if a.Hits[i].ChunkID == b.Hits[i].ChunkID {
+			d = max(d, math.Abs(a.Hits[i].Score-b.Hits[i].Score))
+		}
+	}
+	return d
+}
+
 // compareByLayer runs the lexical channel of one query over the layers
 // both ways: each scope of the one statement (lexicalScopes) against
 // Lexical over that scope alone, and the merged result against 1+N calls
-// of Lexical (lexicalByLayerSeparate). It returns the differences and the
-// merged result.
-func compareByLayer(ctx context.Context, one, sep *Engine, q Query, layers []store.Layer, depth int) ([]string, Lexical, error) {
+// of Lexical (lexicalByLayerSeparate). It returns the differences, the
+// largest score difference (scoreDiff) and the merged result.
+func compareByLayer(ctx context.Context, one, sep *Engine, q Query, layers []store.Layer, depth int) ([]string, float64, Lexical, error) {
 	ids := layerIDs(layers)
 	var diffs []string
+	worst := 0.0
 	outs, _, err := one.Query(q).lexicalScopes(ctx, layers, ids, depth)
 	if err != nil {
-		return nil, Lexical{}, err
+		return nil, 0, Lexical{}, err
 	}
 	for i, o := range outs {
 		sc, contracts, name := ids, anyContracts(layers), "all layers"
@@ -59,24 +72,26 @@ func compareByLayer(ctx context.Context, one, sep *Engine, q Query, layers []sto
 		}
 		want, err := sep.Query(q).Lexical(ctx, sc, depth, contracts)
 		if err != nil {
-			return nil, Lexical{}, err
+			return nil, 0, Lexical{}, err
 		}
+		worst = max(worst, scoreDiff(o, want))
 		if d := sameLexical(o, want); d != "" {
 			diffs = append(diffs, fmt.Sprintf("%q over %s: %s", q.Text, name, d))
 		}
 	}
 	got, err := one.Query(q).lexicalByLayer(ctx, layers, ids, depth)
 	if err != nil {
-		return nil, Lexical{}, err
+		return nil, 0, Lexical{}, err
 	}
 	want, err := sep.Query(q).lexicalByLayer(ctx, layers, ids, depth)
 	if err != nil {
-		return nil, Lexical{}, err
+		return nil, 0, Lexical{}, err
 	}
+	worst = max(worst, scoreDiff(got, want))
 	if d := sameLexical(got, want); d != "" {
 		diffs = append(diffs, fmt.Sprintf("%q merged: %s", q.Text, d))
 	}
-	return diffs, got, nil
+	return diffs, worst, got, nil
 }
 
 // engines returns an engine running lexicalByLayer as one statement and

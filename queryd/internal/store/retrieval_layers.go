@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -231,7 +232,11 @@ func (s *Corpus) SearchBM25Many(ctx context.Context, qs []BM25Query) (hits [][]L
 		phrases, boosts, len(phrases), q0.Limit, q0.Impact.PerTerm, q0.Impact.Candidates, pmScope, pm,
 		q0.Impact.PhraseLimit, lexemes}
 	if docs {
-		args = append(args, q0.DocTermDiscount, q0.DocContext)
+		any := make([]string, len(lexemes))
+		for i, l := range lexemes {
+			any[i] = "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(l) + "'"
+		}
+		args = append(args, q0.DocTermDiscount, q0.DocContext, strings.Join(any, " | "))
 	}
 	sql := `
 		WITH t AS (SELECT * FROM unnest($1::int[], $2::text[], $3::float8[], $4::float8[]) AS t(scope, lexeme, idf, share)),
@@ -258,10 +263,6 @@ func (s *Corpus) SearchBM25Many(ctx context.Context, qs []BM25Query) (hits [][]L
 		cand AS MATERIALIZED (
 			SELECT c.id, c.layer_id, c.document_id, c.tsv, c.tsv_len FROM strata.chunks c
 			WHERE c.id = ANY(ARRAY(SELECT DISTINCT id FROM ids)) AND c.metadata @> $8::jsonb
-		),
-		cu AS MATERIALIZED (
-			SELECT cand.id, cand.document_id, cand.tsv_len, u.lexeme, array_length(u.positions, 1) AS tf
-			FROM cand CROSS JOIN LATERAL unnest(ts_filter(setweight(cand.tsv, 'A', $20::text[]), '{a}')) u
 		),
 		ex AS (
 			SELECT cand.id, cand.layer_id, ARRAY(SELECT (p.i - 1)::int FROM unnest($11::tsquery[]) WITH ORDINALITY p(q, i)
@@ -317,8 +318,13 @@ func (s *Corpus) SearchBM25Many(ctx context.Context, qs []BM25Query) (hits [][]L
 
 // scoredChunksMany scores each (search, candidate) on the candidate's
 // own text with the search's idf and average length (SearchBM25Many; as
-// scoredChunks).
-const scoredChunksMany = `scored AS (
+// scoredChunks): cu holds each candidate's query lexemes, unnested once
+// for all the searches.
+const scoredChunksMany = `cu AS MATERIALIZED (
+			SELECT cand.id, cand.tsv_len, u.lexeme, array_length(u.positions, 1) AS tf
+			FROM cand CROSS JOIN LATERAL unnest(ts_filter(setweight(cand.tsv, 'A', $20::text[]), '{a}')) u
+		),
+		scored AS (
 			SELECT ids.scope, cu.id,
 				sum(t.idf * (cu.tf * ($9 + 1.0)) /
 					(cu.tf + $9 * (1.0 - $10 + $10 * cu.tsv_len / ($7::numeric[])[ids.scope]))) AS bm25
@@ -327,20 +333,25 @@ const scoredChunksMany = `scored AS (
 		)`
 
 // scoredInDocumentsMany scores each (search, candidate) with the
-// candidate's document evidence as scoredInDocuments does, the documents'
-// chunk counts (dn) and each lexeme's chunks in them (dc) counted once for
-// every search, the document shares (dl) and their sums (dsum) per search
-// from its own shares and idf.
+// candidate's document evidence as scoredInDocuments does. du holds the
+// query lexemes of every chunk of the candidates' documents that has one
+// ($23 matches any; the GIN index may find them), read once for all the
+// searches: the candidates' own lexemes (every candidate holds one) and,
+// counted, each lexeme's chunks in each document (dc). dn counts the
+// documents' chunks; the document shares (dl) and their sums (dsum) are
+// each search's, from its own shares and idf.
 const scoredInDocumentsMany = `docs AS MATERIALIZED (SELECT DISTINCT document_id, layer_id FROM cand),
 		dn AS MATERIALIZED (
 			SELECT c.document_id, count(*)::float8 AS nd FROM strata.chunks c
 			WHERE c.document_id = ANY(ARRAY(SELECT document_id FROM docs)) GROUP BY c.document_id
 		),
-		dc AS MATERIALIZED (
-			SELECT c.document_id, u.lexeme, count(*)::float8 AS cf
+		du AS MATERIALIZED (
+			SELECT c.id, c.document_id, c.tsv_len, u.lexeme, array_length(u.positions, 1) AS tf
 			FROM strata.chunks c CROSS JOIN LATERAL unnest(ts_filter(setweight(c.tsv, 'A', $20::text[]), '{a}')) u
-			WHERE c.document_id = ANY(ARRAY(SELECT document_id FROM docs))
-			GROUP BY c.document_id, u.lexeme
+			WHERE c.document_id = ANY(ARRAY(SELECT document_id FROM docs)) AND c.tsv @@ $23::tsquery
+		),
+		dc AS MATERIALIZED (
+			SELECT du.document_id, du.lexeme, count(*)::float8 AS cf FROM du GROUP BY du.document_id, du.lexeme
 		),
 		dl AS MATERIALIZED (
 			SELECT t.scope, dc.document_id, dc.lexeme, t.idf,
@@ -354,13 +365,13 @@ const scoredInDocumentsMany = `docs AS MATERIALIZED (SELECT DISTINCT document_id
 			SELECT dl.scope, dl.document_id, sum(dl.idf * dl.sigma) AS ctx FROM dl GROUP BY dl.scope, dl.document_id
 		),
 		scored AS (
-			SELECT ids.scope, cu.id,
+			SELECT ids.scope, du.id,
 				sum(dl.idf * (1.0 - $21::float8 * dl.sigma) *
-					(cu.tf * ($9 + 1.0)) /
-					(cu.tf + $9 * (1.0 - $10 + $10 * cu.tsv_len / ($7::numeric[])[ids.scope])))
+					(du.tf * ($9 + 1.0)) /
+					(du.tf + $9 * (1.0 - $10 + $10 * du.tsv_len / ($7::numeric[])[ids.scope])))
 				+ $22::float8 * $21::float8 * min(dsum.ctx) AS bm25
-			FROM ids JOIN cu ON cu.id = ids.id
-				JOIN dl ON dl.scope = ids.scope AND dl.document_id = cu.document_id AND dl.lexeme = cu.lexeme
-				JOIN dsum ON dsum.scope = ids.scope AND dsum.document_id = cu.document_id
-			GROUP BY ids.scope, cu.id
+			FROM ids JOIN cand ON cand.id = ids.id JOIN du ON du.id = ids.id
+				JOIN dl ON dl.scope = ids.scope AND dl.document_id = du.document_id AND dl.lexeme = du.lexeme
+				JOIN dsum ON dsum.scope = ids.scope AND dsum.document_id = du.document_id
+			GROUP BY ids.scope, du.id
 		)`
