@@ -537,7 +537,7 @@ func wordLexemes(lexemes []string, df map[string]int64) (words, unseen []string)
 // candidate document once for all of them; what they return is what 1+N
 // calls of Lexical return (lexicalByLayerSeparate, TestLexicalLayersOneStatement).
 func (r *Run) lexicalByLayer(ctx context.Context, layers []store.Layer, ids []int64, depth int) (Lexical, error) {
-	if r.e.byLayer == byLayerSeparate {
+	if r.e.byLayer != byLayerOneStatement {
 		return r.lexicalByLayerSeparate(ctx, layers, ids, depth)
 	}
 	outs, layerOf, err := r.lexicalScopes(ctx, layers, ids, depth)
