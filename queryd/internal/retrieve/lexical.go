@@ -535,7 +535,9 @@ func wordLexemes(lexemes []string, df map[string]int64) (words, unseen []string)
 // (store.PrepareLexicalLayers) and, on the impact-ordered path, run as one
 // statement (store.SearchBM25Many), which reads each posting list and each
 // candidate document once for all of them; what they return is what 1+N
-// calls of Lexical return (lexicalByLayerSeparate, TestLexicalLayersOneStatement).
+// calls of Lexical return (lexicalByLayerSeparate), but for the order of
+// hits whose scores are equal except for rounding
+// (TestLexicalLayersOneStatement).
 func (r *Run) lexicalByLayer(ctx context.Context, layers []store.Layer, ids []int64, depth int) (Lexical, error) {
 	if r.e.byLayer != byLayerOneStatement {
 		return r.lexicalByLayerSeparate(ctx, layers, ids, depth)
