@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -115,16 +116,53 @@ type Lexical struct {
 // contracts preset is searched).
 func (r *Run) Lexical(ctx context.Context, ids []int64, depth int, contracts bool) (Lexical, error) {
 	s := r.e.store
-	p := r.Params(ctx)
 	exactTerms := ExactTerms(r.q.Text)
 	prep, err := s.PrepareLexical(ctx, r.q.Text, exactTerms, ids)
-	if err != nil || len(prep.Lexemes) == 0 {
+	if err != nil {
 		return Lexical{}, err
 	}
+	pl, err := r.planLexical(ctx, prep, ids, depth, contracts, func(words string) (map[string]int64, error) {
+		return s.LexemeDF(ctx, words, ids)
+	})
+	if err != nil || pl.q == nil {
+		return pl.out, err
+	}
+	return r.searchPlanned(ctx, pl, nil)
+}
+
+// lexicalPlan is one lexical search worked out from its layers'
+// statistics, before it runs: q is nil when there is nothing to search
+// and out is then the whole result.
+type lexicalPlan struct {
+	out   Lexical
+	q     *store.BM25Query
+	depth int
+	// match and common are the lexemes that may select the GIN path's
+	// candidates.
+	match, common []lexSel
+}
+
+// lexSel is a lexeme that may select candidates on the GIN path, with its
+// document frequency (-1: always selects).
+type lexSel struct {
+	lit string
+	df  int64
+}
+
+// planLexical works out the BM25 query from the layers' statistics
+// (prep); wordsDF gives the document frequency in the layers of the
+// lexemes of the words a query is expanded with.
+func (r *Run) planLexical(ctx context.Context, prep store.LexicalPrep, ids []int64, depth int, contracts bool,
+	wordsDF func(words string) (map[string]int64, error)) (lexicalPlan, error) {
+	if len(prep.Lexemes) == 0 {
+		return lexicalPlan{}, nil
+	}
+	p := r.Params(ctx)
+	exactTerms := ExactTerms(r.q.Text)
 	lexemes, stats := prep.Lexemes, prep.Stats
 	words, unseen := wordLexemes(lexemes, stats.DF)
 	if stats.Chunks == 0 {
-		return Lexical{Words: words, Unseen: unseen}, nil
+		return lexicalPlan{out: Lexical{Words: words, Unseen: unseen}}, nil
 	}
 	n := float64(stats.Chunks)
 	avg := float64(stats.TotalLen) / n
@@ -185,11 +223,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int, contracts boo
 		Limit: depth, Phrases: phrases, ExactFirst: p.ExactFirst,
 		DocTermDiscount: p.DocTermDiscount, DocContext: p.DocContext}
 	q.PhraseBoosts = boosts
-	type sel struct {
-		lit string
-		df  int64
-	}
-	var match, common []sel
+	var match, common []lexSel
 	for _, l := range lexemes {
 		df := float64(stats.DF[l])
 		if df == 0 {
@@ -198,10 +232,10 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int, contracts boo
 		q.Terms = append(q.Terms, l)
 		q.IDF = append(q.IDF, idf(l))
 		q.Share = append(q.Share, df/n)
-		x := sel{tsLiteral(l), stats.DF[l]}
+		x := lexSel{tsLiteral(l), stats.DF[l]}
 		switch {
 		case phraseLexemes[l]:
-			match = append(match, sel{x.lit, -1}) // always selects
+			match = append(match, lexSel{x.lit, -1}) // always selects
 		case stats.Chunks > p.PruneMinChunks && df > p.PruneFraction*n:
 			common = append(common, x)
 		default:
@@ -216,7 +250,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int, contracts boo
 		have[l] = true
 	}
 	addWords := func(words string, weight float64) error {
-		dfs, err := s.LexemeDF(ctx, words, ids)
+		dfs, err := wordsDF(words)
 		if err != nil {
 			return err
 		}
@@ -233,28 +267,24 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int, contracts boo
 			q.Terms = append(q.Terms, l)
 			q.IDF = append(q.IDF, weight*math.Log(1+(n-df+0.5)/(df+0.5)))
 			q.Share = append(q.Share, df/n)
-			common = append(common, sel{tsLiteral(l), dfs[l]})
+			common = append(common, lexSel{tsLiteral(l), dfs[l]})
 		}
 		return nil
 	}
-	if contracts && p.ClauseWords > 0 && len(q.Terms) > 0 {
-		if words := ClauseWords(r.q.Text); words != "" {
-			if err := addWords(words, p.ClauseWords); err != nil {
-				return Lexical{}, err
-			}
+	if words := r.clauseWords(p, contracts); words != "" && len(q.Terms) > 0 {
+		if err := addWords(words, p.ClauseWords); err != nil {
+			return lexicalPlan{}, err
 		}
 	}
-	if p.Synonyms > 0 && r.e.opt.Thesaurus != nil && len(q.Terms) > 0 {
-		if words := SynonymWords(r.q.Text, r.e.opt.Thesaurus, p.SynonymsAllSenses); words != "" {
-			if err := addWords(words, p.Synonyms); err != nil {
-				return Lexical{}, err
-			}
+	if words := r.synonymWords(p); words != "" && len(q.Terms) > 0 {
+		if err := addWords(words, p.Synonyms); err != nil {
+			return lexicalPlan{}, err
 		}
 	}
+	out := Lexical{Terms: terms, Boosts: boosts, Words: words, Unseen: unseen}
 	if len(q.Terms) == 0 {
-		return Lexical{Terms: terms, Boosts: boosts, Words: words, Unseen: unseen}, nil
+		return lexicalPlan{out: out}, nil
 	}
-	var path LexicalPath
 	if p.ImpactPerTerm > 0 {
 		// Impact-ordered: each lexeme's best postings choose the candidates.
 		// A phrase whose rarest lexeme is in more chunks than a posting list
@@ -269,27 +299,63 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int, contracts boo
 			}
 		}
 		q.Impact.PhraseMatch = strings.Join(far, " | ")
-		hits, err := s.SearchBM25(ctx, q)
-		if err != nil {
-			return Lexical{}, err
+	}
+	return lexicalPlan{out: out, q: &q, depth: depth, match: match, common: common}, nil
+}
+
+// clauseWords are the clause words a search adds (contracts: a layer of
+// the contracts preset is searched), "" for none.
+func (r *Run) clauseWords(p Params, contracts bool) string {
+	if !contracts || p.ClauseWords <= 0 {
+		return ""
+	}
+	return ClauseWords(r.q.Text)
+}
+
+// synonymWords are the synonyms a search adds, "" for none.
+func (r *Run) synonymWords(p Params) string {
+	if p.Synonyms <= 0 || r.e.opt.Thesaurus == nil {
+		return ""
+	}
+	return SynonymWords(r.q.Text, r.e.opt.Thesaurus, p.SynonymsAllSenses)
+}
+
+// searchPlanned runs a planned search. impact, when not nil, holds the
+// hits of its impact-ordered search, already run (SearchBM25Many).
+func (r *Run) searchPlanned(ctx context.Context, pl lexicalPlan, impact *[]store.LexHit) (Lexical, error) {
+	s := r.e.store
+	p := r.Params(ctx)
+	q, out, depth := *pl.q, pl.out, pl.depth
+	if q.Impact != nil {
+		var hits []store.LexHit
+		if impact != nil {
+			hits = *impact
+		} else {
+			var err error
+			if hits, err = s.SearchBM25(ctx, q); err != nil {
+				return Lexical{}, err
+			}
 		}
 		// Without a filter, fewer hits than depth means the lists held
 		// every chunk with a query word. With one, the candidates that
 		// pass it may be too few while other chunks would pass: a filter
 		// must never hide a match, so the GIN path scores them all.
 		if len(r.q.Filter) == 0 || len(hits) >= depth {
-			return Lexical{Hits: hits, Terms: terms, Boosts: boosts, Words: words, Unseen: unseen,
-				Path: LexicalPath{Kind: "postings", PerTerm: p.ImpactPerTerm, Candidates: cands}}, nil
+			out.Hits = hits
+			out.Path = LexicalPath{Kind: "postings", PerTerm: q.Impact.PerTerm, Candidates: q.Impact.Candidates}
+			return out, nil
 		}
+		out.Path = LexicalPath{Kind: "gin", FellBack: true, FilterLeft: len(hits), Depth: depth}
 		q.Impact = nil
-		path = LexicalPath{Kind: "gin", FellBack: true, FilterLeft: len(hits), Depth: depth}
 	} else {
-		path = LexicalPath{Kind: "gin"}
+		out.Path = LexicalPath{Kind: "gin"}
 	}
+	match := pl.match
 	if len(match) == 0 {
 		// Only common words: the rarest of them select the candidates.
-		match = common
+		match = pl.common
 	}
+	match = slices.Clone(match)
 	sort.SliceStable(match, func(i, j int) bool { return match[i].df < match[j].df })
 	var lits []string
 	var sum int64
@@ -305,7 +371,8 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int, contracts boo
 	if err != nil {
 		return Lexical{}, err
 	}
-	return Lexical{Hits: hits, Terms: terms, Boosts: boosts, Path: path, Words: words, Unseen: unseen}, nil
+	out.Hits = hits
+	return out, nil
 }
 
 // fuse merges the channels by weighted reciprocal rank fusion:
@@ -463,7 +530,119 @@ func wordLexemes(lexemes []string, df map[string]int64) (words, unseen []string)
 // and in what order. So a layer's chunks rank among themselves as they do
 // when it is searched alone: a routing fallback over every layer no longer
 // reorders the contract the question names.
+//
+// The 1+N searches are prepared in one round trip
+// (store.PrepareLexicalLayers) and, on the impact-ordered path, run as one
+// statement (store.SearchBM25Many), which reads each posting list and each
+// candidate document once for all of them; what they return is what 1+N
+// calls of Lexical return (lexicalByLayerSeparate), but for the order of
+// hits whose scores are equal except for rounding
+// (TestLexicalLayersOneStatement).
 func (r *Run) lexicalByLayer(ctx context.Context, layers []store.Layer, ids []int64, depth int) (Lexical, error) {
+	if r.e.byLayer != byLayerOneStatement {
+		return r.lexicalByLayerSeparate(ctx, layers, ids, depth)
+	}
+	outs, layerOf, err := r.lexicalScopes(ctx, layers, ids, depth)
+	if err != nil {
+		return Lexical{}, err
+	}
+	return r.mergeByLayer(ctx, layers, outs[len(layers)], outs[:len(layers)], layerOf)
+}
+
+// lexicalScopes returns what Lexical returns over each layer alone
+// (outs[i] for layers[i]) and over all of them (outs[len(layers)]), and
+// the layer (an index into layers) of the chunks it knows.
+func (r *Run) lexicalScopes(ctx context.Context, layers []store.Layer, ids []int64, depth int) ([]Lexical, map[int64]int, error) {
+	s := r.e.store
+	p := r.Params(ctx)
+	scopeIDs := make([][]int64, len(layers)+1)
+	contracts := make([]bool, len(layers)+1)
+	for i, l := range layers {
+		scopeIDs[i], contracts[i] = []int64{l.ID}, l.Preset == "contracts"
+	}
+	scopeIDs[len(layers)], contracts[len(layers)] = ids, anyContracts(layers)
+	// The words a scope may be expanded with are known before any
+	// statistics: read their frequencies with the rest.
+	var words []string
+	if w := r.clauseWords(p, anyContracts(layers)); w != "" {
+		words = append(words, w)
+	}
+	if w := r.synonymWords(p); w != "" {
+		words = append(words, w)
+	}
+	prep, err := s.PrepareLexicalLayers(ctx, r.q.Text, ExactTerms(r.q.Text), ids, words)
+	if err != nil {
+		return nil, nil, err
+	}
+	plans := make([]lexicalPlan, len(scopeIDs))
+	for i, sc := range scopeIDs {
+		plans[i], err = r.planLexical(ctx, prep.Prep(sc), sc, depth, contracts[i], func(w string) (map[string]int64, error) {
+			j := slices.Index(words, w)
+			if j < 0 {
+				return nil, fmt.Errorf("expansion words %q were not prepared", w)
+			}
+			return prep.WordsDF(j, sc), nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	// The impact-ordered searches in one statement; a search on the GIN
+	// path (ImpactPerTerm 0) runs on its own.
+	var many []store.BM25Query
+	var manyOf []int
+	for i, pl := range plans {
+		if pl.q != nil && pl.q.Impact != nil {
+			many = append(many, *pl.q)
+			manyOf = append(manyOf, i)
+		}
+	}
+	layerOf := map[int64]int{}
+	impact := make([]*[]store.LexHit, len(plans))
+	if len(many) > 0 {
+		hits, chunkLayer, err := s.SearchBM25Many(ctx, many)
+		if err != nil {
+			return nil, nil, err
+		}
+		for k, i := range manyOf {
+			impact[i] = &hits[k]
+		}
+		for id, lid := range chunkLayer {
+			if i := slices.IndexFunc(layers, func(l store.Layer) bool { return l.ID == lid }); i >= 0 {
+				layerOf[id] = i
+			}
+		}
+	}
+	outs := make([]Lexical, len(plans))
+	errs := make([]error, len(plans))
+	var wg sync.WaitGroup
+	for i, pl := range plans {
+		if pl.q == nil {
+			outs[i] = pl.out
+			continue
+		}
+		if impact[i] != nil && (len(r.q.Filter) == 0 || len(*impact[i]) >= depth) {
+			outs[i], errs[i] = r.searchPlanned(ctx, pl, impact[i]) // no query left to run
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			outs[i], errs[i] = r.searchPlanned(ctx, pl, impact[i])
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return outs, layerOf, nil
+}
+
+// lexicalByLayerSeparate is lexicalByLayer as 1+N calls of Lexical, run
+// concurrently: what the one statement must return.
+func (r *Run) lexicalByLayerSeparate(ctx context.Context, layers []store.Layer, ids []int64, depth int) (Lexical, error) {
 	outs := make([]Lexical, len(layers)+1)
 	errs := make([]error, len(layers)+1)
 	var wg sync.WaitGroup
@@ -484,8 +663,12 @@ func (r *Run) lexicalByLayer(ctx context.Context, layers []store.Layer, ids []in
 			return Lexical{}, err
 		}
 	}
-	all, per := outs[len(layers)], outs[:len(layers)]
-	layerOf := map[int64]int{}
+	return r.mergeByLayer(ctx, layers, outs[len(layers)], outs[:len(layers)], map[int64]int{})
+}
+
+// mergeByLayer finds the layer of each of all's hits (layerOf holds those
+// already known) and fills its places from the layers' own searches.
+func (r *Run) mergeByLayer(ctx context.Context, layers []store.Layer, all Lexical, per []Lexical, layerOf map[int64]int) (Lexical, error) {
 	for i, o := range per {
 		for _, h := range o.Hits {
 			layerOf[h.ChunkID] = i

@@ -54,7 +54,21 @@ type Engine struct {
 	store Corpus
 	opt   Options
 	memo  memo
+	// byLayer is how a search over several layers runs its 1+N lexical
+	// searches (a test and a benchmark compare the two).
+	byLayer byLayerMode
 }
+
+// byLayerMode is how lexicalByLayer runs its searches.
+type byLayerMode int
+
+const (
+	// byLayerOneStatement prepares them in one round trip and runs them as
+	// one statement.
+	byLayerOneStatement byLayerMode = iota
+	// byLayerSeparate runs 1+N calls of Lexical concurrently.
+	byLayerSeparate
+)
 
 // New returns an Engine over the corpus (a *store.Corpus).
 func New(st Corpus, opt Options) *Engine {
