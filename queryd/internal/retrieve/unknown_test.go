@@ -2,14 +2,9 @@ package retrieve
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
-	"github.com/stratakb/stratakb/internal/dbtest"
-	"github.com/stratakb/stratakb/internal/ingesttest"
-	"github.com/stratakb/stratakb/jobs"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -76,33 +71,7 @@ func TestUnknownWords(t *testing.T) {
 // contracts layer.
 func ingestTwoLayers(t *testing.T, files map[string]map[string]string, chunkSize int) (*store.Corpus, []store.Layer, store.Layer) {
 	t.Helper()
-	pool, url := dbtest.NewPool(t)
-	ingesttest.Migrate(t, pool)
-	for _, name := range []string{"contracts", "handbook"} {
-		root := filepath.Join(t.TempDir(), name)
-		if err := os.MkdirAll(root, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for f, text := range files[name] {
-			if err := os.WriteFile(filepath.Join(root, f), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		l := jobs.Layer{Name: name, Root: root, ChunkSize: chunkSize}
-		if name == "contracts" {
-			l.Preset = "contracts"
-		}
-		ingesttest.Ingest(t, pool, l, ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})})
-	}
-	st, err := store.OpenCorpus(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	layers, err := st.Layers(context.Background())
-	if err != nil || len(layers) != 2 {
-		t.Fatalf("layers: %v %v", layers, err)
-	}
+	st, layers := ingestLayers(t, map[string]map[string]string{"contracts": files["contracts"], "handbook": files["handbook"]}, chunkSize)
 	for _, l := range layers {
 		if l.Name == "contracts" {
 			return st, layers, l
