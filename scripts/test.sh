@@ -19,5 +19,11 @@ TEST_DATABASE_URL=$(sed -n 's/^DATABASE_URL=//p' "$tmp/db.env")
 export TEST_DATABASE_URL
 echo "test.sh: TEST_DATABASE_URL=$(sed -E 's#://([^:/@]+):[^@]*@#://\1:***@#' <<<"$TEST_DATABASE_URL")"
 
-if (($# == 0)); then set -- ./...; fi
+if (($# == 0)); then
+	go test -count=1 -timeout 20m ./...
+	# The tests of concurrent access are only worth their name under the
+	# race detector.
+	go test -count=1 -race -timeout 10m -run 'Concurrent' ./queryd/internal/retrieve/
+	exit
+fi
 go test -count=1 -timeout 20m "$@"

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/stratakb/stratakb/embed"
@@ -137,10 +138,15 @@ type Run struct {
 	mv *memoVersion // nil: read everything
 	q  Query
 
+	// vecMu and paramsMu let the channels' goroutines (and a routing
+	// fallback's searches) ask for the vector and the parameters at once:
+	// each is computed once, by whichever asks first.
+	vecMu   sync.Mutex
 	vecDone bool
 	vec     []float32
 	vecErr  *EmbedError
 
+	paramsMu   sync.Mutex
 	paramsDone bool
 	params     Params
 	paramsErr  error
@@ -186,6 +192,8 @@ func (e *EmbedError) Unwrap() error { return e.Err }
 
 // QueryVector embeds the query once per run.
 func (r *Run) QueryVector(ctx context.Context) ([]float32, *EmbedError) {
+	r.vecMu.Lock()
+	defer r.vecMu.Unlock()
 	if r.vecDone {
 		return r.vec, r.vecErr
 	}
@@ -215,6 +223,8 @@ func (r *Run) QueryVector(ctx context.Context) ([]float32, *EmbedError) {
 // defaults with the model's measured values and Options.Tune's overrides. A failure to read them is
 // kept in ParamsError and the defaults are used.
 func (r *Run) Params(ctx context.Context) Params {
+	r.paramsMu.Lock()
+	defer r.paramsMu.Unlock()
 	if r.paramsDone {
 		return r.params
 	}
@@ -241,7 +251,11 @@ func (r *Run) Params(ctx context.Context) Params {
 
 // ParamsError is why the model's parameters could not be read (the
 // defaults were used); nil when they were.
-func (r *Run) ParamsError() error { return r.paramsErr }
+func (r *Run) ParamsError() error {
+	r.paramsMu.Lock()
+	defer r.paramsMu.Unlock()
+	return r.paramsErr
+}
 
 // ChannelHit is a candidate's place in one channel's ranking, with the
 // channel's raw score (BM25 score; cosine similarity).
