@@ -289,7 +289,8 @@ func runOnClauses(t string, from, to int) []int {
 
 // runOnArticle reports whether s opens with an article heading written in
 // capitals, its title in capitals too: "ARTICLE II. PERIOD OF PERFORMANCE.
-// This Agreement…" or "ARTICLE  I APPOINTMENT OF DISTRIBUTORSHIP".
+// This Agreement…", "ARTICLE  I APPOINTMENT OF DISTRIBUTORSHIP" or
+// "ARTICLE FOUR SERVICE FEE     4.1 …".
 func runOnArticle(s string) bool {
 	ld, ok := parseLead(s)
 	if !ok || !ld.keyword || ld.kind != schema.KindArticle && ld.kind != schema.KindSection {
@@ -298,7 +299,7 @@ func runOnArticle(s string) bool {
 	if t := InlineTitle(ld.rest); t != "" {
 		return inCapitals(t)
 	}
-	return inCapitals(ld.rest) && titleLike(ld.rest, "")
+	return inCapitals(ld.rest) && titleLike(ld.rest, "") || keywordGapTitle(ld.rest) != ""
 }
 
 // inCapitals reports whether s has letters and none of them in lower case.
