@@ -13,7 +13,7 @@ import (
 
 // standardVersion changes when the parsers or the structure map change what
 // they produce for the same bytes: every document is then parsed again.
-const standardVersion = 11 // 11: spelled-out article numbers ("ARTICLE NINE") and an article's text run on after a wide gap; 10: a filing's margin is the smallest indentation a third of its paragraphs share; 9: a filing's margin read without page numbers and list items, from a third of its paragraphs; 8: roman and centred Article headings, run-on ARTICLE headings, underlines run onto a title, section keys of roman Articles as numbers; 7: agreements' inline clause titles ("1. Term. This…"); 6: PDF lines and words by glyph position (issue 12); 5: tables of contents, Markdown heading numbers and anchors
+const standardVersion = 10 // 10: a filing's margin is the smallest indentation a third of its paragraphs share; 9: a filing's margin read without page numbers and list items, from a third of its paragraphs; 8: roman and centred Article headings, run-on ARTICLE headings, underlines run onto a title, section keys of roman Articles as numbers; 7: agreements' inline clause titles ("1. Term. This…"); 6: PDF lines and words by glyph position (issue 12); 5: tables of contents, Markdown heading numbers and anchors
 
 // StandardPipeline is the pipeline ingestd runs: the parsers, the structure
 // map and the chunker.

@@ -158,10 +158,6 @@ func (p *parser) clause(i int) {
 		t := InlineTitle(ld.rest)
 		title = collapse(t)
 		headingEnd = l.first + skip + ld.restOff + len(t) + 1
-	case formGap:
-		t := keywordGapTitle(ld.rest)
-		title = collapse(t)
-		headingEnd = l.first + skip + ld.restOff + len(t)
 	case formSentence:
 		if ld.keyword || len(ld.parts) < 2 && !strings.Contains(ld.number, "(") {
 			return
@@ -234,7 +230,6 @@ const (
 	formTitle           // the number and a title
 	formSentence        // the number and running text
 	formInline          // the number, a title ending in a period, and text ("1. Term. This Agreement…")
-	formGap             // a keyword heading, a title in capitals, a wide gap and text ("ARTICLE ONE DEFINITION     1.1 …")
 )
 
 func (p *parser) classify(i int, ld lead) int {
@@ -245,8 +240,6 @@ func (p *parser) classify(i int, ld lead) int {
 		return formTitle
 	case InlineTitle(ld.rest) != "":
 		return formInline
-	case ld.keyword && keywordGapTitle(ld.rest) != "":
-		return formGap
 	default:
 		return formSentence
 	}

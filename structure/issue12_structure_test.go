@@ -278,15 +278,6 @@ func TestRomanArticles(t *testing.T) {
 		t.Errorf("run-on articles: paths %q, want %q", got, want)
 	}
 
-	// Spelled-out numbers, the article's text run on after a wide gap, and
-	// the next article run on after a sentence.
-	spelled := "The Parties agree as follows:     ARTICLE ONE DEFINITION     1.1 Unless otherwise stated, terms have their plain meaning. " +
-		"ARTICLE TWO SERVICE FEE     2.1 Party B pays the fee each quarter.\n\nARTICLE THREE TAXES     Each party bears its own taxes.\n"
-	want = []string{"Article ONE DEFINITION", "Article TWO SERVICE FEE", "Article THREE TAXES"}
-	if got := paths(spelled); !slices.Equal(got, want) {
-		t.Errorf("spelled-out articles: paths %q, want %q", got, want)
-	}
-
 	// A title with its underline run onto the same line.
 	underlined := "1.      Description of the Promotion         ------------------------\n\n" +
 		"        The Provider offers free pagers to new customers.\n\n" +
@@ -300,13 +291,11 @@ func TestRomanArticles(t *testing.T) {
 	// the usual way, a letter, a keyword in running text, an article named
 	// in lower case inside a sentence.
 	for name, body := range map[string]string{
-		"too large":         "Intro.\n\nARTICLE C\n\nFEES\n\nThe fee is monthly.\n",
-		"irregular":         "Intro.\n\nARTICLE IIII\n\nFEES\n\nThe fee is monthly.\n",
-		"running":           "Intro.\n\n        ARTICLE II of the Lease governs the deposit, which is paid monthly.\n",
-		"lower case":        "The fee is set out in the schedule. article II. FEES. The fee is monthly.\n",
-		"spelled, running":  "Intro.\n\nARTICLE NINE of the Lease governs the deposit, which is paid monthly.\n",
-		"gap, not capitals": "Intro.\n\nARTICLE NINE Effectiveness     The Agreement takes effect on signature.\n",
-		"not capital":       "The fee is set out below. ARTICLE II. Fees. The fee is monthly.\n",
+		"too large":   "Intro.\n\nARTICLE C\n\nFEES\n\nThe fee is monthly.\n",
+		"irregular":   "Intro.\n\nARTICLE IIII\n\nFEES\n\nThe fee is monthly.\n",
+		"running":     "Intro.\n\n        ARTICLE II of the Lease governs the deposit, which is paid monthly.\n",
+		"lower case":  "The fee is set out in the schedule. article II. FEES. The fee is monthly.\n",
+		"not capital": "The fee is set out below. ARTICLE II. Fees. The fee is monthly.\n",
 	} {
 		if got := paths(body); len(got) != 0 {
 			t.Errorf("%s: want no sections, got %q", name, got)
@@ -344,9 +333,6 @@ func TestRomanArticleReferences(t *testing.T) {
 	}
 	if got := SectionKey(schema.Section{Kind: schema.KindArticle, Number: "IV"}); got != "article:4" {
 		t.Errorf("SectionKey(Article IV) = %q, want article:4", got)
-	}
-	if got := SectionKey(schema.Section{Kind: schema.KindArticle, Number: "NINE"}); got != "article:9" {
-		t.Errorf("SectionKey(Article NINE) = %q, want article:9", got)
 	}
 	// Annexes keep their roman numerals as written: Annex II is not Annex 2.
 	if got := SectionKey(schema.Section{Kind: schema.KindAnnex, Number: "II"}); got != "annex:ii" {

@@ -2,8 +2,6 @@ package structure
 
 import (
 	"regexp"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -34,8 +32,7 @@ type lead struct {
 var (
 	// The keyword must be capitalised: "section 4 of" at the start of a
 	// wrapped line is running text, not a heading.
-	keywordRe = regexp.MustCompile(`^(Article|ARTICLE|Art\.|ART\.|Section|SECTION|Sect\.|Sec\.|Annex|ANNEX|Appendix|APPENDIX|Schedule|SCHEDULE)[ \t]+(` +
-		spelledAlternatives() + `|[0-9]{1,3}(?:\.[0-9]{1,3}){0,7}[a-z]?|[IVXLC]{1,7}|[A-Z])(?:[^\p{L}\p{N}_.]|\.(?:[^0-9]|$)|$)`)
+	keywordRe = regexp.MustCompile(`^(Article|ARTICLE|Art\.|ART\.|Section|SECTION|Sect\.|Sec\.|Annex|ANNEX|Appendix|APPENDIX|Schedule|SCHEDULE)[ \t]+([0-9]{1,3}(?:\.[0-9]{1,3}){0,7}[a-z]?|[IVXLC]{1,7}|[A-Z])(?:[^\p{L}\p{N}_.]|\.(?:[^0-9]|$)|$)`)
 	paraRe    = regexp.MustCompile(`^(§§?|¶)[ \t]*([0-9]{1,3}(?:\.[0-9]{1,3}){0,7}[a-z]?)(?:[^\p{L}\p{N}_.]|\.(?:[^0-9]|$)|$)`)
 	numRe     = regexp.MustCompile(`^([0-9]{1,3}(?:\.[0-9]{1,3}){0,7})(\.?)((?:\([0-9a-z]{1,4}\)){0,4})(?:[ \t]|$)`)
 	letterRe  = regexp.MustCompile(`^([A-Z])\.([0-9]{1,3}(?:\.[0-9]{1,3}){0,7})(\.?)(?:[ \t]|$)`)
@@ -81,7 +78,7 @@ func parseLead(s string) (lead, bool) {
 			l.kind = schema.KindSchedule
 		}
 		if (l.kind == schema.KindArticle || l.kind == schema.KindSection) && !isDigit(l.number[0]) &&
-			articleValue(l.number) == 0 {
+			articleRoman(l.number) == 0 {
 			return lead{}, false
 		}
 	} else if m := paraRe.FindStringSubmatchIndex(s); m != nil {
@@ -127,8 +124,8 @@ func parseLead(s string) (lead, bool) {
 	}
 	if l.keyword {
 		l.family = l.kind
-		if v := articleValue(l.number); v > 0 && (l.kind == schema.KindArticle || l.kind == schema.KindSection) {
-			l.parts = []int{v} // "ARTICLE IV" follows "ARTICLE III", "ARTICLE TWO" "ARTICLE ONE"
+		if v := articleRoman(l.number); v > 0 && (l.kind == schema.KindArticle || l.kind == schema.KindSection) {
+			l.parts = []int{v} // "ARTICLE IV" follows "ARTICLE III"
 		} else if l.kind == schema.KindArticle || l.kind == schema.KindSection || l.kind == schema.KindPara {
 			l.parts = numParts(strings.TrimRight(l.number, "abcdefghijklmnopqrstuvwxyz"))
 		}
@@ -170,36 +167,6 @@ func articleRoman(s string) int {
 		return 0
 	}
 	return v
-}
-
-// spelledNumbers are the numbers agreements spell out for their articles
-// ("ARTICLE NINE EFFECTIVENESS"), in capitals as they write them; the
-// value of each is its index.
-var spelledNumbers = []string{"", "ONE", "TWO", "THREE", "FOUR", "FIVE", "SIX", "SEVEN", "EIGHT", "NINE", "TEN",
-	"ELEVEN", "TWELVE", "THIRTEEN", "FOURTEEN", "FIFTEEN", "SIXTEEN", "SEVENTEEN", "EIGHTEEN", "NINETEEN", "TWENTY"}
-
-// spelledAlternatives is the regexp alternation of spelledNumbers, in
-// capitals and in title case, the longest first ("SEVENTEEN" before
-// "SEVEN").
-func spelledAlternatives() string {
-	var alts []string
-	for _, w := range spelledNumbers[1:] {
-		alts = append(alts, w, w[:1]+strings.ToLower(w[1:]))
-	}
-	sort.SliceStable(alts, func(i, j int) bool { return len(alts[i]) > len(alts[j]) })
-	return strings.Join(alts, "|")
-}
-
-// articleValue is the value of an Article's or Section's number written as
-// a roman numeral (articleRoman) or spelled out ("NINE", "Nine"), or 0.
-func articleValue(s string) int {
-	if v := articleRoman(s); v > 0 {
-		return v
-	}
-	if i := slices.Index(spelledNumbers, strings.ToUpper(s)); i > 0 && (s == spelledNumbers[i] || s == s[:1]+strings.ToLower(s[1:])) {
-		return i
-	}
-	return 0
 }
 
 // dropUnderline removes an underline that text extraction ran onto its

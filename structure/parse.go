@@ -289,8 +289,7 @@ func runOnClauses(t string, from, to int) []int {
 
 // runOnArticle reports whether s opens with an article heading written in
 // capitals, its title in capitals too: "ARTICLE II. PERIOD OF PERFORMANCE.
-// This Agreement…", "ARTICLE  I APPOINTMENT OF DISTRIBUTORSHIP" or
-// "ARTICLE FOUR SERVICE FEE     4.1 …".
+// This Agreement…" or "ARTICLE  I APPOINTMENT OF DISTRIBUTORSHIP".
 func runOnArticle(s string) bool {
 	ld, ok := parseLead(s)
 	if !ok || !ld.keyword || ld.kind != schema.KindArticle && ld.kind != schema.KindSection {
@@ -299,7 +298,7 @@ func runOnArticle(s string) bool {
 	if t := InlineTitle(ld.rest); t != "" {
 		return inCapitals(t)
 	}
-	return inCapitals(ld.rest) && titleLike(ld.rest, "") || keywordGapTitle(ld.rest) != ""
+	return inCapitals(ld.rest) && titleLike(ld.rest, "")
 }
 
 // inCapitals reports whether s has letters and none of them in lower case.

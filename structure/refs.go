@@ -89,13 +89,12 @@ func SectionKey(s schema.Section) string {
 }
 
 // keyNumber is a number as a key holds it: normNumber's form, and an
-// Article's or Section's roman or spelled-out number as its value, so
-// "Article 2" finds "ARTICLE II" and "ARTICLE TWO", and "Article II" finds
-// "Article 2".
+// Article's or Section's roman numeral as its value, so "Article 2" finds
+// "ARTICLE II" and "Article II" finds "Article 2".
 func keyNumber(kind, number string) string {
 	n := normNumber(number)
 	if kind == schema.KindArticle || kind == schema.KindSection {
-		if v := articleValue(strings.ToUpper(n)); v > 0 {
+		if v := articleRoman(strings.ToUpper(n)); v > 0 {
 			return strconv.Itoa(v)
 		}
 	}

@@ -81,23 +81,6 @@ func InlineTitle(rest string) string {
 	return t
 }
 
-// keywordGapTitle returns the title of an article heading whose text
-// extraction runs the article's text on after a wide gap instead of a line
-// break ("ONE DEFINITION     1.1 Unless otherwise…" after "ARTICLE"): the
-// words before the first gap of three or more spaces, when they are in
-// capitals and read as a title; "" otherwise.
-func keywordGapTitle(rest string) string {
-	i := strings.Index(rest, "   ")
-	if i <= 0 || strings.TrimSpace(rest[i:]) == "" {
-		return ""
-	}
-	t := rest[:i]
-	if !inCapitals(t) || !titleLike(t, "") {
-		return ""
-	}
-	return t
-}
-
 // sentenceVerb reports a word that makes a phrase a sentence rather than a
 // title: a modal or a form of "be", "have", "do" or "mean".
 func sentenceVerb(w string) bool {
