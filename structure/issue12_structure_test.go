@@ -145,10 +145,7 @@ func TestAgreementInlineTitles(t *testing.T) {
 	// clause where a sentence ended and three spaces or more follow.
 	runOn := "9. Miscellaneous.   9.1. Assignment. Developer may not assign this Agreement.   " +
 		"9.2. Remedies Cumulative; Waiver. The rights are cumulative.   9.3. Severability. A void term is cut out.\n"
-	got = nil
-	for _, s := range Parse(runOn, 0, schema.FormatText) {
-		got = append(got, s.Path)
-	}
+	got = textPaths(runOn)
 	wantRunOn := []string{"9 Miscellaneous", "9 Miscellaneous > 9.1 Assignment", "9 Miscellaneous > 9.2 Remedies Cumulative; Waiver",
 		"9 Miscellaneous > 9.3 Severability"}
 	if !slices.Equal(got, wantRunOn) {
@@ -158,10 +155,7 @@ func TestAgreementInlineTitles(t *testing.T) {
 	// clauses start.
 	indented := "         ENDORSEMENT AGREEMENT\n\n         1. Term. The term is two years.\n\n" +
 		"         2. Fees. The fee is due monthly.\n         It is paid in advance.\n\n         3. Notices. Notices are written.\n"
-	got = nil
-	for _, s := range Parse(indented, 0, schema.FormatText) {
-		got = append(got, s.Path)
-	}
+	got = textPaths(indented)
 	if want := []string{"1 Term", "2 Fees", "3 Notices"}; !slices.Equal(got, want) {
 		t.Errorf("indented filing: paths %q, want %q", got, want)
 	}
@@ -174,10 +168,7 @@ func TestAgreementInlineTitles(t *testing.T) {
 		"                    4\n\n         Section 2. Retention of Agent. The Company retains the Agent.\n\n" +
 		"          (c)  Expenses are borne by the Company.\n\n                    5\n\n" +
 		"         Section 3. Prospectus. The Shares are offered.\n"
-	got = nil
-	for _, s := range Parse(paged, 0, schema.FormatText) {
-		got = append(got, s.Path)
-	}
+	got = textPaths(paged)
 	if want := []string{"Section 1 The Offering", "Section 2 Retention of Agent", "Section 3 Prospectus"}; !slices.Equal(got, want) {
 		t.Errorf("indented filing with page numbers and list items: paths %q, want %q", got, want)
 	}
@@ -188,10 +179,7 @@ func TestAgreementInlineTitles(t *testing.T) {
 		"         Section 2. Retention of Agent. The Company retains the Agent.\n\n" +
 		"               expenses are borne by the Company.\n\n               and by the Bank.\n\n" +
 		"         Section 3. Prospectus. The Shares are offered.\n"
-	got = nil
-	for _, s := range Parse(hanging, 0, schema.FormatText) {
-		got = append(got, s.Path)
-	}
+	got = textPaths(hanging)
 	if want := []string{"Section 1 The Offering", "Section 2 Retention of Agent", "Section 3 Prospectus"}; !slices.Equal(got, want) {
 		t.Errorf("indented filing with hanging continuations: paths %q, want %q", got, want)
 	}
@@ -247,13 +235,6 @@ func TestInlineTitle(t *testing.T) {
 // centre the headings, with the title on a line of its own and the
 // article's clauses opening with their text.
 func TestRomanArticles(t *testing.T) {
-	paths := func(text string) []string {
-		var got []string
-		for _, s := range Parse(text, 0, schema.FormatText) {
-			got = append(got, s.Path)
-		}
-		return got
-	}
 	centred := "                 PIPELINE SERVICE AGREEMENT\n\n" +
 		"         The parties agree as follows:\n\n" +
 		"                              ARTICLE I\n\n" +
@@ -266,7 +247,7 @@ func TestRomanArticles(t *testing.T) {
 		"         2.2      Either party may end it on one year's notice.\n"
 	want := []string{"Article I DEFINITIONS", "Article I DEFINITIONS > 1.1", "Article I DEFINITIONS > 1.2",
 		"Article II TERM OF AGREEMENT", "Article II TERM OF AGREEMENT > 2.1", "Article II TERM OF AGREEMENT > 2.2"}
-	if got := paths(centred); !slices.Equal(got, want) {
+	if got := textPaths(centred); !slices.Equal(got, want) {
 		t.Errorf("centred articles:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 
@@ -274,7 +255,7 @@ func TestRomanArticles(t *testing.T) {
 	runOn := "The parties agree as follows: ARTICLE I. SCOPE OF SERVICES. A. The Provider hosts the shop. " +
 		"ARTICLE II. PERIOD OF PERFORMANCE. This Agreement runs for one year. ARTICLE III. FEES. The fee is monthly.\n"
 	want = []string{"Article I SCOPE OF SERVICES", "Article II PERIOD OF PERFORMANCE", "Article III FEES"}
-	if got := paths(runOn); !slices.Equal(got, want) {
+	if got := textPaths(runOn); !slices.Equal(got, want) {
 		t.Errorf("run-on articles: paths %q, want %q", got, want)
 	}
 
@@ -283,7 +264,7 @@ func TestRomanArticles(t *testing.T) {
 		"        The Provider offers free pagers to new customers.\n\n" +
 		"2.      Term         ----\n\n" +
 		"        The promotion runs for six months.\n"
-	if got, want := paths(underlined), []string{"1 Description of the Promotion", "2 Term"}; !slices.Equal(got, want) {
+	if got, want := textPaths(underlined), []string{"1 Description of the Promotion", "2 Term"}; !slices.Equal(got, want) {
 		t.Errorf("underlined titles: paths %q, want %q", got, want)
 	}
 
@@ -297,7 +278,7 @@ func TestRomanArticles(t *testing.T) {
 		"lower case":  "The fee is set out in the schedule. article II. FEES. The fee is monthly.\n",
 		"not capital": "The fee is set out below. ARTICLE II. Fees. The fee is monthly.\n",
 	} {
-		if got := paths(body); len(got) != 0 {
+		if got := textPaths(body); len(got) != 0 {
 			t.Errorf("%s: want no sections, got %q", name, got)
 		}
 	}
@@ -338,4 +319,13 @@ func TestRomanArticleReferences(t *testing.T) {
 	if got := SectionKey(schema.Section{Kind: schema.KindAnnex, Number: "II"}); got != "annex:ii" {
 		t.Errorf("SectionKey(Annex II) = %q, want annex:ii", got)
 	}
+}
+
+// textPaths is the clause paths Parse gives text read as plain text.
+func textPaths(text string) []string {
+	var got []string
+	for _, s := range Parse(text, 0, schema.FormatText) {
+		got = append(got, s.Path)
+	}
+	return got
 }

@@ -79,20 +79,9 @@ func ContentScores(w store.LayerWords, layers []store.Layer) []ContentScore {
 
 // contentLeader returns the layer that clearly leads by its own words.
 func contentLeader(scores []ContentScore) (int, bool) {
-	best, second := -1, 0.0
-	for i, s := range scores {
-		switch {
-		case best < 0 || s.Score > scores[best].Score:
-			if best >= 0 {
-				second = math.Max(second, scores[best].Score)
-			}
-			best = i
-		default:
-			second = math.Max(second, s.Score)
-		}
+	v := make([]float64, len(scores))
+	for i, c := range scores {
+		v[i] = c.Score
 	}
-	if best < 0 || scores[best].Score < ContentMinScore || second > ContentMargin*scores[best].Score {
-		return 0, false
-	}
-	return best, true
+	return clearLead(v, ContentMinScore, ContentMargin)
 }

@@ -265,19 +265,29 @@ func supports(d DescriptionScore, pattern string) bool {
 // leader returns the layer whose description clearly leads: the best
 // score is positive and the next is at most DescriptionMargin of it.
 func leader(scores []DescriptionScore) (int, bool) {
-	best, second := -1, 0.0
+	v := make([]float64, len(scores))
 	for i, d := range scores {
+		v[i] = d.Score
+	}
+	return clearLead(v, math.SmallestNonzeroFloat64, DescriptionMargin)
+}
+
+// clearLead returns the index of the best score when it is at least least
+// and the next best is at most margin of it.
+func clearLead(scores []float64, least, margin float64) (int, bool) {
+	best, second := -1, 0.0
+	for i, v := range scores {
 		switch {
-		case best < 0 || d.Score > scores[best].Score:
+		case best < 0 || v > scores[best]:
 			if best >= 0 {
-				second = math.Max(second, scores[best].Score)
+				second = math.Max(second, scores[best])
 			}
 			best = i
 		default:
-			second = math.Max(second, d.Score)
+			second = math.Max(second, v)
 		}
 	}
-	if best < 0 || scores[best].Score <= 0 || second > DescriptionMargin*scores[best].Score {
+	if best < 0 || scores[best] < least || second > margin*scores[best] {
 		return 0, false
 	}
 	return best, true

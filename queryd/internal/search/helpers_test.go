@@ -161,3 +161,26 @@ func files(resp *Response) []string {
 	}
 	return out
 }
+
+// useliteSearcher ingests the folder root as the layer name, with the
+// local model's vectors, into a database of its own (the ingest must
+// report want new files and no failure) and returns a Searcher with the
+// model and its measured search parameters.
+func useliteSearcher(t *testing.T, name, root string, want int) *Searcher {
+	t.Helper()
+	emb := loadUSELite(t)
+	t.Cleanup(func() { embed.Close(emb) })
+	pool, url := dbtest.NewPool(t)
+	p := ingesttest.Ingest(t, pool, jobs.Layer{Name: name, Root: root}, ingesttest.Options{Vectorizer: jobs.SingleVector(emb)})
+	if p.Failed != 0 || p.New != want {
+		t.Fatalf("ingest: %+v, want %d new files and none failed", p, want)
+	}
+	st, err := store.OpenCorpus(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	o := DefaultOptions()
+	o.Embedder = emb
+	return NewWithOptions(st, o)
+}

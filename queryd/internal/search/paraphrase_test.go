@@ -1,15 +1,8 @@
 package search
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
-
-	"github.com/stratakb/stratakb/embed"
-	"github.com/stratakb/stratakb/internal/dbtest"
-	"github.com/stratakb/stratakb/internal/ingesttest"
-	"github.com/stratakb/stratakb/jobs"
-	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
 // paraphraseHandbook holds, for each paraphrase question below, one passage
@@ -34,23 +27,9 @@ var paraphraseHandbook = map[string]string{
 // weight or the fusion keeps vector-only passages out of the results.
 func TestParaphraseReachesResultsUSELite(t *testing.T) {
 	t.Parallel()
-	emb := loadUSELite(t)
-	defer embed.Close(emb)
-	pool, url := dbtest.NewPool(t)
 	root := filepath.Join(t.TempDir(), "handbook")
 	writeFiles(t, root, paraphraseHandbook)
-	p := ingesttest.Ingest(t, pool, jobs.Layer{Name: "handbook", Root: root}, ingesttest.Options{Vectorizer: jobs.SingleVector(emb)})
-	if p.Failed != 0 || p.New != len(paraphraseHandbook) {
-		t.Fatalf("ingest: %+v", p)
-	}
-	st, err := store.OpenCorpus(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	o := DefaultOptions()
-	o.Embedder = emb
-	s := NewWithOptions(st, o)
+	s := useliteSearcher(t, "handbook", root, len(paraphraseHandbook))
 	for _, tc := range []struct{ question, file string }{
 		{"Do remote staff get money toward their broadband bill?", "allowances.md"},
 		{"Can I bring my dog to the office?", "animals.md"},

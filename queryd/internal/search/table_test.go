@@ -1,7 +1,6 @@
 package search
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,12 +9,9 @@ import (
 
 	"github.com/xuri/excelize/v2"
 
-	"github.com/stratakb/stratakb/embed"
-	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/internal/testenv"
 	"github.com/stratakb/stratakb/jobs"
-	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
 // TestTableRowsAreFound ingests a layer of tables (a CSV and a TSV from
@@ -92,23 +88,9 @@ func TestTableRowsAreFound(t *testing.T) {
 // a question naming the code also brings the row first.
 func TestTableRowsAreFoundUSELite(t *testing.T) {
 	t.Parallel()
-	emb := loadUSELite(t)
-	defer embed.Close(emb)
-	pool, url := dbtest.NewPool(t)
 	root := filepath.Join(t.TempDir(), "parts")
 	writeTableLayer(t, root)
-	p := ingesttest.Ingest(t, pool, jobs.Layer{Name: "parts", Root: root}, ingesttest.Options{Vectorizer: jobs.SingleVector(emb)})
-	if p.Failed != 0 || p.New != 4 {
-		t.Fatalf("ingest: %+v", p)
-	}
-	st, err := store.OpenCorpus(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	o := DefaultOptions()
-	o.Embedder = emb
-	checkTableSearch(t, NewWithOptions(st, o), 1)
+	checkTableSearch(t, useliteSearcher(t, "parts", root, 4), 1)
 }
 
 // checkTableSearch searches the layer writeTableLayer wrote; a question's
