@@ -48,9 +48,20 @@ var (
 	capsRe = regexp.MustCompile(`[A-Z][A-Z0-9]{7,}`)
 	// PEP 8, RFC 2119, ISO 20022: a series in capitals, a space, a number.
 	numberedRe = regexp.MustCompile(`([A-Za-z]{2,6}) ([0-9]{1,6})`)
+	// A word, a space, then one capital and one or two digits: "zone Z9".
+	shortCodeRe = regexp.MustCompile(`([A-Za-z]+) ([A-Z][0-9]{1,2})\b`)
 	// v1.2, 3.11.4: versions, not names.
 	versionRe = regexp.MustCompile(`^[vV]?[0-9]+(?:\.[0-9]+)+$`)
 )
+
+// identifierWords introduce a short code that names one thing of a list
+// ("zone Z3", "grade B2", "gate A4"); clause and section references are
+// never among them.
+var identifierWords = map[string]bool{
+	"zone": true, "code": true, "class": true, "grade": true, "tier": true, "band": true,
+	"category": true, "type": true, "model": true, "form": true, "status": true, "plan": true,
+	"area": true, "region": true, "item": true, "unit": true, "gate": true, "route": true,
+}
 
 // seriesWords are document series people write in lower case too ("pep 8",
 // "rfc 2119"); any other series counts only when written in capitals.
@@ -126,6 +137,13 @@ func Names(q string) []Name {
 	for _, m := range codeRe.FindAllStringIndex(q, -1) {
 		if code(q[m[0]:m[1]]) {
 			add(m[0], m[1])
+		}
+	}
+	// "tariff zone Z9", "grade B2": a short code is a name where the word
+	// before it says an identifier follows; alone, "Q3" is a quarter.
+	for _, m := range shortCodeRe.FindAllStringSubmatchIndex(q, -1) {
+		if identifierWords[strings.ToLower(q[m[2]:m[3]])] {
+			add(m[4], m[5])
 		}
 	}
 	for _, m := range numberedRe.FindAllStringSubmatchIndex(q, -1) {

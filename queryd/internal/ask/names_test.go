@@ -40,6 +40,10 @@ func TestNames(t *testing.T) {
 		{"Who owns account 12345678 or DE89370400440532013000?", []string{}},
 		{"Give an example, e.g. a refund, i.e. money back", []string{}},
 		{"What happened in Q3 with the top 5 mp3 files?", []string{}},
+		// A short code after a word that introduces one is a name.
+		{"What is the base fee for tariff zone Z9?", []string{"Z9"}},
+		{"Which grade B2 steels and gate A14 apply?", []string{"B2", "A14"}},
+		{"Sales in Q3 and the A4 paper size", []string{}},
 		// In a question written in capitals no word counts for its
 		// capitals alone; codes still count.
 		{"WHAT DOES THE HEALTHCHECK OPTION DO", []string{}},

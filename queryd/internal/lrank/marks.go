@@ -16,5 +16,8 @@ type Marks struct{ High, Medium float64 }
 var MeasuredMarks = map[string]Marks{
 	"lrank-scifact-answers-l2-0.001@3":       {High: 0.8, Medium: 0.4},
 	"lrank-scifact-answers-pair1-l2-0.003@4": {High: 0.8, Medium: 0.35},
-	"lrank-scifact-answers-pair1-l2-0.003@5": {High: 0.8, Medium: 0.35},
+	// 0.35 until short codes after words like "zone" ("tariff zone Z9")
+	// counted as names, which keeps two more train unanswerable questions
+	// not_found: then 0.3 keeps them at 0.875 both ways.
+	"lrank-scifact-answers-pair1-l2-0.003@5": {High: 0.8, Medium: 0.3},
 }

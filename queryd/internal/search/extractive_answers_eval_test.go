@@ -49,7 +49,8 @@ type extractiveFigure struct {
 // not_found 0.88 → 0.84; found without gold 0.07 → 0.07 (train: the
 // same 0.11). Pipeline 9 (roman, centred and run-on articles, a filing's
 // margin): answered 0.67 → 0.69, contracts 0.55 → 0.60, found without
-// gold 0.07 → 0.06.
+// gold 0.07 → 0.06; with the medium mark 0.3 (short codes as names), the
+// same answered and 0.07 found without gold.
 var extractiveFigures = map[string]extractiveFigure{
 	answers.KindExact:        {16, 1.00},
 	answers.KindLexical:      {21, 0.86},
@@ -66,7 +67,7 @@ var extractiveFigures = map[string]extractiveFigure{
 // question over it), and the share of the chosen sentences that hold gold
 // in the answers without a named clause (the floor is 0.03 under it).
 const (
-	extractiveFalseFound   = 0.06
+	extractiveFalseFound   = 0.07
 	extractiveChosenGold   = 0.714
 	extractiveChosenMargin = 0.03
 )
