@@ -168,10 +168,6 @@ func TestAgreementInlineTitles(t *testing.T) {
 		"                    4\n\n         Section 2. Retention of Agent. The Company retains the Agent.\n\n" +
 		"          (c)  Expenses are borne by the Company.\n\n                    5\n\n" +
 		"         Section 3. Prospectus. The Shares are offered.\n"
-	got = textPaths(paged)
-	if want := []string{"Section 1 The Offering", "Section 2 Retention of Agent", "Section 3 Prospectus"}; !slices.Equal(got, want) {
-		t.Errorf("indented filing with page numbers and list items: paths %q, want %q", got, want)
-	}
 	// List items' continuations, indented further, as many as the body's
 	// paragraphs: the margin is the smaller indentation.
 	hanging := "         Section 1. The Offering. The Company offers shares.\n\n" +
@@ -179,9 +175,10 @@ func TestAgreementInlineTitles(t *testing.T) {
 		"         Section 2. Retention of Agent. The Company retains the Agent.\n\n" +
 		"               expenses are borne by the Company.\n\n               and by the Bank.\n\n" +
 		"         Section 3. Prospectus. The Shares are offered.\n"
-	got = textPaths(hanging)
-	if want := []string{"Section 1 The Offering", "Section 2 Retention of Agent", "Section 3 Prospectus"}; !slices.Equal(got, want) {
-		t.Errorf("indented filing with hanging continuations: paths %q, want %q", got, want)
+	for name, text := range map[string]string{"page numbers and list items": paged, "hanging continuations": hanging} {
+		if got, want := textPaths(text), []string{"Section 1 The Offering", "Section 2 Retention of Agent", "Section 3 Prospectus"}; !slices.Equal(got, want) {
+			t.Errorf("indented filing with %s: paths %q, want %q", name, got, want)
+		}
 	}
 	// A table's figures after wide gaps are not clauses.
 	table := "Fees due.   1.5 Million Units. Shipped in March.   2.5 Million Units. Shipped in May.\n"

@@ -212,14 +212,9 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 	}
 	layers, d := named, route.Decision{}
 	if len(named) == 0 {
-		d = route.DecideWith(req.Question, all, a.affinities(ctx, req.Question), func() (store.LayerWords, bool) {
-			w, err := snap.LayerWords(ctx, req.Question, all)
-			if err != nil {
-				a.log.Warn("layer_words_unavailable", "err", err.Error())
-				return w, false
-			}
-			return w, true
-		})
+		d = route.DecideWith(req.Question, all, a.affinities(ctx, req.Question), snap.LayerWords(ctx, req.Question, all, func(err error) {
+			a.log.Warn("layer_words_unavailable", "err", err.Error())
+		}))
 		layers = all
 		if d.Routed {
 			layers = d.Layers

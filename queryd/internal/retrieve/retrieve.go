@@ -110,14 +110,26 @@ func (s *Snapshot) Layers(ctx context.Context) ([]store.Layer, error) {
 	return s.mv.getLayers(ctx, s.e.store)
 }
 
-// LayerWords reads the statistics of the question's words in each of the
-// layers, for routing by the layers' own words (route.DecideWith).
-func (s *Snapshot) LayerWords(ctx context.Context, question string, layers []store.Layer) (store.LayerWords, error) {
-	ids := make([]int64, len(layers))
-	for i, l := range layers {
-		ids[i] = l.ID
+// LayerWords returns what routing by the layers' own words reads
+// (route.DecideWith): a function that reads the statistics of the
+// question's words in each of the layers when routing first asks, and
+// reports false when they cannot be read, after passing the error to
+// failed (nil: dropped).
+func (s *Snapshot) LayerWords(ctx context.Context, question string, layers []store.Layer, failed func(error)) func() (store.LayerWords, bool) {
+	return func() (store.LayerWords, bool) {
+		ids := make([]int64, len(layers))
+		for i, l := range layers {
+			ids[i] = l.ID
+		}
+		w, err := s.e.store.LayerWords(ctx, question, ids)
+		if err != nil {
+			if failed != nil {
+				failed(err)
+			}
+			return w, false
+		}
+		return w, true
 	}
-	return s.e.store.LayerWords(ctx, question, ids)
 }
 
 // Query is one question.

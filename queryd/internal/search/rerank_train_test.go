@@ -171,11 +171,7 @@ func judgeAnswers(t *testing.T) []lrank.Judged {
 			layers []store.Layer
 		}
 		searches := []search{{"named", []store.Layer{byName[q.Layer]}}}
-		words := func() (store.LayerWords, bool) {
-			w, err := snap.LayerWords(ctx, q.Question, stored)
-			return w, err == nil
-		}
-		if d := route.DecideWith(q.Question, stored, nil, words); d.Routed {
+		if d := route.DecideWith(q.Question, stored, nil, snap.LayerWords(ctx, q.Question, stored, nil)); d.Routed {
 			searches = append(searches, search{"routed", d.Layers}, search{"all", stored})
 		} else {
 			searches = append(searches, search{"routed", stored})

@@ -347,14 +347,9 @@ func (s *Searcher) Search(ctx context.Context, req Request) (*Response, error) {
 
 	st := &state{s: s, req: req, learned: learned,
 		q: snap.Query(retrieve.Query{Text: req.Query, TopK: req.TopK, Filter: req.MetadataFilter})}
-	st.words = func() (store.LayerWords, bool) {
-		w, err := snap.LayerWords(ctx, req.Query, layers)
-		if err != nil {
-			s.logger.Warn("layer_words_unavailable", "err", err.Error())
-			return w, false
-		}
-		return w, true
-	}
+	st.words = snap.LayerWords(ctx, req.Query, layers, func(err error) {
+		s.logger.Warn("layer_words_unavailable", "err", err.Error())
+	})
 	var resp *Response
 	switch {
 	case len(named) > 0:
