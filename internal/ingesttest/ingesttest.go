@@ -106,6 +106,14 @@ func Ingest(t testing.TB, pool *pgxpool.Pool, layer jobs.Layer, opt Options) job
 			return p
 		}
 		if active == 0 {
+			// The job may have finished between the two reads: what it
+			// left is only known after it stopped.
+			if pending, err = jobs.PendingVectors(ctx, pool, model); err != nil {
+				t.Fatalf("ingesttest: %v", err)
+			}
+			if pending[l.ID] == 0 {
+				return p
+			}
 			t.Fatalf("ingesttest: %d chunks of %s left without vectors and no embed job running", pending[l.ID], l.Name)
 		}
 		select {
