@@ -200,6 +200,9 @@ func render(w io.Writer, r *askpkg.Response) {
 		if p.Match == "exact" {
 			labels = append(labels, "the section named")
 		}
+		if p.Match == askpkg.MatchNames {
+			labels = append(labels, "holds the names the question gives")
+		}
 		if p.Cut {
 			labels = append(labels, "cut: read the whole clause in the file")
 		}

@@ -84,6 +84,9 @@ type Recorder interface {
 // Documents reads what citations need about documents.
 type Documents interface {
 	Documents(ctx context.Context, ids []int64) (map[int64]store.DocInfo, error)
+	// ChunksMatching returns the chunks of the documents that match any of
+	// the case-insensitive patterns, by document then position.
+	ChunksMatching(ctx context.Context, ids []int64, patterns []string, limit int) ([]store.Hit, error)
 }
 
 // Options configure an Asker. Engine and Docs are required.
@@ -481,7 +484,7 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 		costs[i] = Tokens(c.Text) + (overhead(fmt.Sprintf("S%d", n+i+1), c.Ref(), ccites[i])+CharsPerToken-1)/CharsPerToken
 	}
 	left := a.opt.Budget - (usedChars+CharsPerToken-1)/CharsPerToken
-	keep, _ := Pack(costs, left, MaxPassages-len(resp.Passages), len(resp.Passages) == 0)
+	keep, used := Pack(costs, left, MaxPassages-len(resp.Passages), len(resp.Passages) == 0)
 	kept := map[int]string{}
 	for _, i := range keep {
 		c := cands[i]
@@ -489,6 +492,48 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 		kept[i] = id
 		resp.Passages = append(resp.Passages, Passage{ID: id, Ref: c.Ref(), Text: c.Text, Citation: ccites[i],
 			OutsideRouting: len(routed) > 0 && !routed[c.Layer]})
+	}
+
+	mode := answerMode(req, resp.Passages, layers, layerByName)
+	var namesChunk int64
+	var namesNote string
+	if mode == ModeGrounded && len(resp.Passages) > 0 {
+		// The names passage: when the question names something (a
+		// contract's parties) that no returned passage holds but their
+		// documents do, the part of the document that holds it comes back
+		// too, so the answer shows which document it is from. The weakest
+		// passage gives way to it when it does not fit, never the first.
+		var order []int64
+		returned := map[int64]bool{}
+		for _, s := range sections {
+			order = append(order, s.DocumentID)
+		}
+		for _, i := range keep {
+			order = append(order, cands[i].DocumentID)
+			returned[cands[i].ChunkID] = true
+		}
+		sources := make([]NameSource, len(resp.Passages))
+		for i, ps := range resp.Passages {
+			sources[i] = NameSource{Text: ps.Text, File: ps.Citation.File}
+		}
+		giveWay := func() bool {
+			if len(keep) == 0 || len(resp.Passages) < 2 {
+				return false
+			}
+			last := keep[len(keep)-1]
+			keep = keep[:len(keep)-1]
+			delete(kept, last)
+			resp.Passages = resp.Passages[:len(resp.Passages)-1]
+			used -= costs[last]
+			n--
+			return true
+		}
+		var err error
+		namesChunk, namesNote, err = a.addNamesPassage(ctx, req.Question, resp, sources, order, returned, docs,
+			func() int { return (left - used) * CharsPerToken }, giveWay, nextID)
+		if err != nil {
+			return nil, err
+		}
 	}
 
 	// Status: an exact section the question names is a found answer;
@@ -514,26 +559,6 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 	var notes []string
 	status, notes = report.Apply(status)
 
-	mode := ModeGrounded
-	for _, ps := range resp.Passages {
-		if layerByName[ps.Citation.Layer].AnswerMode == ModeExtractive {
-			mode = ModeExtractive
-		}
-	}
-	if len(resp.Passages) == 0 {
-		mode = req.Mode
-		if mode == "" {
-			mode = ModeGrounded
-			for _, l := range layers {
-				if l.AnswerMode == ModeExtractive {
-					mode = ModeExtractive
-				}
-			}
-		}
-	}
-	if req.Mode == ModeExtractive {
-		mode = ModeExtractive
-	}
 	if req.Mode == ModeGrounded && mode == ModeExtractive && len(resp.Passages) > 0 {
 		notes = append(notes, "The answer stays extractive: a returned passage comes from a layer whose answer mode is extractive, which mode grounded cannot loosen.")
 	}
@@ -554,11 +579,41 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 	}
 	if ex != nil {
 		sources = ex.nameSources(resp.Passages)
+		// The names passage of an extractive answer comes from the
+		// documents of the chosen sentences, within what is left of the
+		// budget; a passage no chosen sentence comes from gives way to it.
+		order, returned := ex.documents(resp.Passages, kept, cands)
+		var err error
+		giveWay := func() bool {
+			// A passage no chosen sentence comes from may give way.
+			last := len(resp.Passages) - 1
+			if len(keep) == 0 || last < 1 || ex.uses(last) {
+				return false
+			}
+			ci := keep[len(keep)-1]
+			keep = keep[:len(keep)-1]
+			delete(kept, ci)
+			resp.Passages = resp.Passages[:last]
+			used -= costs[ci]
+			n--
+			return true
+		}
+		namesChunk, namesNote, err = a.addNamesPassage(ctx, req.Question, resp, sources, order, returned, docs,
+			func() int { return (left - used) * CharsPerToken }, giveWay, nextID)
+		if err != nil {
+			return nil, err
+		}
+		if namesChunk != 0 {
+			sources = append(sources, NameSource{Text: resp.Passages[len(resp.Passages)-1].Text, File: resp.Passages[len(resp.Passages)-1].Citation.File})
+		}
 	}
 	nc := CheckNames(status, Names(req.Question), sources, report.Returned(), mode == ModeGrounded)
 	status = nc.Status
 	if nc.Note != "" {
 		notes = append(notes, nc.Note)
+	}
+	if namesNote != "" {
+		notes = append(notes, namesNote)
 	}
 	if ex != nil {
 		if err := a.finishExtractive(ctx, req, resp, ex, status); err != nil {
@@ -655,6 +710,12 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 			in.PassageChunks[kept[i]] = cands[i].ChunkID
 		}
 		for _, ps := range resp.Passages {
+			if ps.Match == MatchNames {
+				in.ChunkIDs = append(in.ChunkIDs, namesChunk)
+				in.PassageChunks[ps.ID] = namesChunk
+			}
+		}
+		for _, ps := range resp.Passages {
 			if ps.Match == "exact" {
 				in.ExactPassages = append(in.ExactPassages, ps.ID)
 			}
@@ -667,6 +728,32 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 		}
 	}
 	return resp, nil
+}
+
+// answerMode is the answer's mode: extractive when a returned passage's
+// layer answers extractively or the request asks for it; with no passage,
+// the request's mode, else extractive when a searched layer is.
+func answerMode(req Request, passages []Passage, layers []store.Layer, layerByName map[string]store.Layer) string {
+	if req.Mode == ModeExtractive {
+		return ModeExtractive
+	}
+	if len(passages) == 0 {
+		if req.Mode != "" {
+			return req.Mode
+		}
+		for _, l := range layers {
+			if l.AnswerMode == ModeExtractive {
+				return ModeExtractive
+			}
+		}
+		return ModeGrounded
+	}
+	for _, ps := range passages {
+		if layerByName[ps.Citation.Layer].AnswerMode == ModeExtractive {
+			return ModeExtractive
+		}
+	}
+	return ModeGrounded
 }
 
 // scoreOf is candidate i's score on the pass's basis.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -299,9 +300,25 @@ func (a *Asker) extract(ctx context.Context, question string, passages []Passage
 		ex.notes = append(ex.notes, fmt.Sprintf("Part of %s of %s is not quoted: %s. Read the whole clause in the file.", label, file, why))
 	}
 
-	// Then the best scored sentences at or above the medium mark.
+	// Then the best scored sentences at or above the medium mark, from
+	// the documents that hold the most of the names the question gives
+	// when some document holds any: a clause of another agreement is not
+	// the answer to a question that names the parties.
 	order := make([]int, 0, len(scored))
 	order = append(order, scored...)
+	if names := Names(question); len(names) > 0 && len(order) > 0 {
+		held, err := namesHeld(ctx, a.opt.Docs, names, passages)
+		if err != nil {
+			return nil, err
+		}
+		most := 0
+		for _, i := range order {
+			most = max(most, held[sents[i].doc])
+		}
+		if most > 0 {
+			order = slices.DeleteFunc(order, func(i int) bool { return held[sents[i].doc] < most })
+		}
+	}
 	sort.SliceStable(order, func(x, y int) bool { return sents[order[x]].score > sents[order[y]].score })
 	best := 0.0
 	for _, i := range order {
@@ -481,21 +498,34 @@ func (o *Options) extractiveDefaults(lg *slog.Logger) {
 }
 
 // nameSources are what the names check reads in an extractive answer: the
-// passages the chosen sentences come from, with their files (the spec's
-// rule, names in the passages). A clause seldom repeats the parties' names
-// ("the Licensee"); the passage around it, or its file, is what ties it to
-// the agreement the question names.
+// returned passages of the documents the chosen sentences come from, with
+// their files (the spec's rule, names in the passages). A clause seldom
+// repeats the parties' names ("the Licensee"); another passage of its
+// document, or its file, is what ties it to the agreement the question
+// names. A passage of a document no chosen sentence comes from does not
+// count.
 func (ex *extraction) nameSources(passages []Passage) []NameSource {
-	var out []NameSource
-	seen := map[int]bool{}
+	docs := map[int64]bool{}
 	for _, s := range ex.answer {
-		if seen[s.passage] {
-			continue
+		docs[s.doc] = true
+	}
+	var out []NameSource
+	for _, p := range passages {
+		if r, err := schema.ParseRef(p.Ref); err == nil && docs[r.DocumentID] {
+			out = append(out, NameSource{Text: p.Text, File: p.Citation.File})
 		}
-		seen[s.passage] = true
-		out = append(out, NameSource{Text: passages[s.passage].Text, File: passages[s.passage].Citation.File})
 	}
 	return out
+}
+
+// uses reports whether a chosen sentence comes from passage i.
+func (ex *extraction) uses(i int) bool {
+	for _, s := range ex.answer {
+		if s.passage == i {
+			return true
+		}
+	}
+	return false
 }
 
 // finishExtractive hands back the chosen sentences and their receipt,

@@ -24,7 +24,9 @@ type Passage struct {
 	Ref      string   `json:"ref"`
 	Text     string   `json:"text"`
 	Citation Citation `json:"citation"`
-	// Match is "exact" for a section the question names.
+	// Match is "exact" for a section the question names, MatchNames for
+	// the part of a returned passage's document that holds names the
+	// question gives and the other passages lack.
 	Match string `json:"match,omitempty"`
 	// Cut marks a named clause handed back from its start only.
 	Cut bool `json:"cut,omitempty"`

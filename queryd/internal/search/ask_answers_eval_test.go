@@ -51,7 +51,9 @@ type askFigure struct{ ok, falseFound float64 }
 // also when text extraction runs several clauses onto one line; measured
 // on pipeline 10, which adds roman, centred and run-on articles)
 // and its measured marks 0.8 / 0.3 (0.35 before short codes after words
-// like "zone" counted as names; docs/ask.md, "Measured"). The issue's
+// like "zone" counted as names; docs/ask.md, "Measured"), with the names
+// passage and names selecting an extractive answer's document (contract
+// 0.67 -> 0.81 both ways; "Names select the document"). The issue's
 // targets, over the answerable questions: answered >= 0.80, found without
 // a gold passage <= 0.05; unanswerable not_found >= 0.85.
 var askFiguresNamed = map[string]askFigure{
@@ -59,7 +61,7 @@ var askFiguresNamed = map[string]askFigure{
 	answers.KindLexical:      {0.95, 0},
 	answers.KindParaphrase:   {0.08, 0},
 	answers.KindCode:         {0.85, 0},
-	answers.KindContract:     {0.67, 0},
+	answers.KindContract:     {0.81, 0},
 	answers.KindTable:        {1, 0},
 	answers.KindUnanswerable: {0.84, 0},
 }
@@ -69,7 +71,7 @@ var askFiguresRouted = map[string]askFigure{
 	answers.KindLexical:      {1, 0},
 	answers.KindParaphrase:   {0, 0},
 	answers.KindCode:         {0.85, 0},
-	answers.KindContract:     {0.67, 0},
+	answers.KindContract:     {0.81, 0},
 	answers.KindTable:        {1, 0},
 	answers.KindUnanswerable: {0.84, 0},
 }
@@ -547,6 +549,8 @@ func reportNamesInDocuments(t *testing.T, runs map[string]map[string][]askRun, l
 					}
 					if inDocuments(r) == ask.NotFound {
 						unDocs++
+					} else if r.statusWith(high, medium) == ask.NotFound {
+						fmt.Printf("    let through by the whole-document rule, %s %s %s: %s\n", split, mode, r.q.ID, r.q.Question)
 					}
 					continue
 				}

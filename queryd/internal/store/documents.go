@@ -51,3 +51,31 @@ func (c *Corpus) Documents(ctx context.Context, ids []int64) (map[int64]DocInfo,
 	}
 	return out, nil
 }
+
+// ChunksMatching returns the chunks of the documents ids whose text matches
+// any of the case-insensitive POSIX regular expressions patterns, by
+// document then position, at most limit: how strata_ask finds the passage
+// of a returned passage's document that holds a name the question gives
+// (a contract's parties, named in its preamble).
+func (c *Corpus) ChunksMatching(ctx context.Context, ids []int64, patterns []string, limit int) ([]Hit, error) {
+	if len(ids) == 0 || len(patterns) == 0 {
+		return nil, nil
+	}
+	rows, err := c.db.Query(ctx, `
+		SELECT c.id AS chunk_id, c.document_id, l.name AS layer, d.path AS file, c.start_off AS start,
+			c.end_off AS "end", c.line_start, c.line_end, c.page, c.clause_path, c.text
+		FROM strata.chunks c
+		JOIN strata.documents d ON d.id = c.document_id
+		JOIN strata.layers l ON l.id = c.layer_id
+		WHERE c.document_id = ANY($1) AND d.status = 'ok' AND c.text ~* ANY($2::text[])
+		ORDER BY c.document_id, c.ord
+		LIMIT $3`, ids, patterns, limit)
+	if err != nil {
+		return nil, fmt.Errorf("find the chunks holding names: %w", err)
+	}
+	hits, err := pgx.CollectRows(rows, pgx.RowToStructByNameLax[Hit])
+	if err != nil {
+		return nil, fmt.Errorf("find the chunks holding names: %w", err)
+	}
+	return hits, nil
+}

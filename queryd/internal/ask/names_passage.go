@@ -1,0 +1,282 @@
+package ask
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+	"github.com/stratakb/stratakb/schema"
+)
+
+// MatchNames marks a passage that comes back because it holds names the
+// question gives (a contract's parties, say) that the best passages lack.
+// It is taken from the document of a returned passage, adds no score and
+// changes no ranking: it shows that the document the answer comes from is
+// the one the question names.
+const MatchNames = "names"
+
+// namesScan is the most candidate chunks read when looking for the names.
+const namesScan = 200
+
+// minNamesChars is the least of a names passage worth handing back, in
+// characters: a line or two around the names.
+const minNamesChars = 200
+
+// namesPattern is the regular expression, in PostgreSQL's syntax (sql) and
+// in Go's, that finds a folded name key in a text: any run of characters
+// that are neither letters nor digits may come between its characters,
+// and a number may have leading zeros, as the names rule's folding allows.
+// A match is a candidate only: the folded text is checked after.
+func namesPattern(key string, sql bool) string {
+	gap := `[^\pL\pN]*`
+	if sql {
+		gap = `[^[:alnum:]]*`
+	}
+	var b strings.Builder
+	prevDigit := false
+	for i, r := range key {
+		digit := unicode.IsDigit(r)
+		if i > 0 {
+			b.WriteString(gap)
+		}
+		if digit && (i == 0 || !prevDigit) {
+			b.WriteString("0*")
+		}
+		b.WriteString(regexp.QuoteMeta(string(r)))
+		prevDigit = digit
+	}
+	return b.String()
+}
+
+// namesCandidate is a chunk that holds some of the missing names, and
+// where the first of them starts in its text.
+type namesCandidate struct {
+	hit  store.Hit
+	held int
+	at   int
+}
+
+// findNamesPassage looks in docs (the returned passages' documents, best
+// first) for the chunk holding the most of the names missing from every
+// returned passage; ties go to the better document, then the earlier
+// chunk. It returns nil when no chunk of those documents holds any of
+// them, or when returned (the chunk ids already handed back) holds them.
+func findNamesPassage(ctx context.Context, d Documents, docs []int64, missing []Name, returned map[int64]bool) (*namesCandidate, error) {
+	if len(missing) == 0 || len(docs) == 0 {
+		return nil, nil
+	}
+	sqlPatterns := make([]string, len(missing))
+	goPatterns := make([]*regexp.Regexp, len(missing))
+	for i, n := range missing {
+		sqlPatterns[i] = namesPattern(n.key, true)
+		goPatterns[i] = regexp.MustCompile(`(?i)` + namesPattern(n.key, false))
+	}
+	hits, err := d.ChunksMatching(ctx, docs, sqlPatterns, namesScan)
+	if err != nil {
+		return nil, err
+	}
+	rank := make(map[int64]int, len(docs))
+	for i, id := range docs {
+		if _, ok := rank[id]; !ok {
+			rank[id] = i
+		}
+	}
+	var best *namesCandidate
+	for _, h := range hits {
+		if returned[h.ChunkID] {
+			continue
+		}
+		f := foldText(h.Text)
+		c := namesCandidate{hit: h, at: -1}
+		for i, n := range missing {
+			if !f.contains(n.key) {
+				continue
+			}
+			c.held++
+			if loc := goPatterns[i].FindStringIndex(h.Text); loc != nil && (c.at < 0 || loc[0] < c.at) {
+				c.at = loc[0]
+			}
+		}
+		if c.held == 0 {
+			continue
+		}
+		if c.at < 0 {
+			c.at = 0
+		}
+		switch {
+		case best == nil, c.held > best.held,
+			c.held == best.held && rank[h.DocumentID] < rank[best.hit.DocumentID]:
+			cc := c
+			best = &cc
+		}
+	}
+	return best, nil
+}
+
+// namesWindow is the part of the chunk handed back within room characters:
+// the whole chunk when it fits, else from the start of the line where the
+// first name is, cut at a word. ok is false when less than minNamesChars
+// (or the whole chunk, when shorter) fits.
+func (c namesCandidate) window(room int) (start, end int, ok bool) {
+	text := c.hit.Text
+	n := utf8.RuneCountInString(text)
+	if n <= room {
+		return 0, len(text), true
+	}
+	if room < minNamesChars {
+		return 0, 0, false
+	}
+	start = strings.LastIndexByte(text[:c.at], '\n') + 1
+	// Leading blank space is not worth a character of the budget.
+	for start < len(text) {
+		r, size := utf8.DecodeRuneInString(text[start:])
+		if !unicode.IsSpace(r) {
+			break
+		}
+		start += size
+	}
+	part := cutAtWord(text[start:], room)
+	if part == "" {
+		return 0, 0, false
+	}
+	return start, start + len(part), true
+}
+
+// passage is the names passage for the window [start, end) of the chunk,
+// its citation's lines counted within the chunk.
+func (c namesCandidate) passage(id string, start, end int, d store.DocInfo) Passage {
+	h := c.hit
+	lineStart := h.LineStart + strings.Count(h.Text[:start], "\n")
+	lineEnd := lineStart + strings.Count(strings.TrimRight(h.Text[start:end], "\n"), "\n")
+	if start == 0 && end == len(h.Text) {
+		lineStart, lineEnd = h.LineStart, h.LineEnd
+	}
+	ref := schema.Ref{DocumentID: h.DocumentID, Start: h.Start + start, End: h.Start + end}
+	return Passage{ID: id, Ref: ref.String(), Text: h.Text[start:end],
+		Citation: citation(h.Layer, h.File, h.Page, lineStart, lineEnd, h.ClausePath, d), Match: MatchNames}
+}
+
+// addNamesPassage appends the names passage to resp when the question
+// names something that sources (what the names check reads) lack and a
+// chunk of the documents order holds it, and returns its chunk id (0 for
+// none) and the note that says where the names are. room is the budget
+// left, in characters; giveWay drops the weakest passage to make room and
+// reports whether it could.
+func (a *Asker) addNamesPassage(ctx context.Context, question string, resp *Response, sources []NameSource,
+	order []int64, returned map[int64]bool, docs map[int64]store.DocInfo,
+	room func() int, giveWay func() bool, nextID func() string) (int64, string, error) {
+	missing := Missing(Names(question), sources)
+	nc, err := findNamesPassage(ctx, a.opt.Docs, order, missing, returned)
+	if err != nil {
+		return 0, "", store.CallerError(ctx, err, "find the passage holding the names the question gives")
+	}
+	if nc == nil {
+		return 0, "", nil
+	}
+	d := docs[nc.hit.DocumentID]
+	for {
+		id := fmt.Sprintf("S%d", len(resp.Passages)+1)
+		over := overhead(id, nc.hit.Ref(), citation(nc.hit.Layer, nc.hit.File, nc.hit.Page, nc.hit.LineStart, nc.hit.LineEnd, nc.hit.ClausePath, d))
+		if start, end, ok := nc.window(room() - over); ok {
+			p := nc.passage(nextID(), start, end, d)
+			resp.Passages = append(resp.Passages, p)
+			var held []Name
+			f := foldText(p.Text)
+			for _, n := range missing {
+				if f.contains(n.key) {
+					held = append(held, n)
+				}
+			}
+			if len(held) == 0 {
+				// The window lost them (a name past its end): the
+				// passage is no use.
+				resp.Passages = resp.Passages[:len(resp.Passages)-1]
+				return 0, "", nil
+			}
+			return nc.hit.ChunkID, fmt.Sprintf("%s %s named in %s (%s, lines %s), from the same document as the answer.",
+				quoteNames(held), isAre(len(held)), p.ID, p.Citation.File, p.Citation.Lines), nil
+		}
+		if !giveWay() {
+			return 0, "", nil
+		}
+	}
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
+// documents are, for an extractive answer, the documents of the passages
+// its chosen sentences come from, in the answer's order, and the chunk ids
+// of every returned passage.
+func (ex *extraction) documents(passages []Passage, kept map[int]string, cands []retrieve.Candidate) ([]int64, map[int64]bool) {
+	var order []int64
+	for _, s := range ex.answer {
+		if r, err := schema.ParseRef(passages[s.passage].Ref); err == nil {
+			order = append(order, r.DocumentID)
+		}
+	}
+	returned := map[int64]bool{}
+	for i := range kept {
+		returned[cands[i].ChunkID] = true
+	}
+	return order, returned
+}
+
+// namesDocScan is the most chunks read when counting the names each
+// document holds.
+const namesDocScan = 1000
+
+// namesHeld counts, for each document of the passages, how many of the
+// names it holds: in its file path, in a returned passage of it, or in any
+// of its chunks. Names select the document: a contract question that names
+// the parties is answered from their agreement.
+func namesHeld(ctx context.Context, d Documents, names []Name, passages []Passage) (map[int64]int, error) {
+	held := map[int64]map[int]bool{}
+	var docs []int64
+	mark := func(doc int64, f folded) {
+		for i, n := range names {
+			if f.contains(n.key) {
+				held[doc][i] = true
+			}
+		}
+	}
+	for _, p := range passages {
+		r, err := schema.ParseRef(p.Ref)
+		if err != nil {
+			continue
+		}
+		if held[r.DocumentID] == nil {
+			held[r.DocumentID] = map[int]bool{}
+			docs = append(docs, r.DocumentID)
+			mark(r.DocumentID, foldText(p.Citation.File))
+		}
+		mark(r.DocumentID, foldText(p.Text))
+	}
+	patterns := make([]string, len(names))
+	for i, n := range names {
+		patterns[i] = namesPattern(n.key, true)
+	}
+	hits, err := d.ChunksMatching(ctx, docs, patterns, namesDocScan)
+	if err != nil {
+		return nil, store.CallerError(ctx, err, "find the documents holding the names the question gives")
+	}
+	for _, h := range hits {
+		if held[h.DocumentID] != nil {
+			mark(h.DocumentID, foldText(h.Text))
+		}
+	}
+	out := make(map[int64]int, len(held))
+	for doc, m := range held {
+		out[doc] = len(m)
+	}
+	return out, nil
+}

@@ -1,0 +1,192 @@
+package ask
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stratakb/stratakb/internal/dbtest"
+	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+	"github.com/stratakb/stratakb/schema"
+)
+
+func TestNamesPattern(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		text string
+		want bool
+	}{
+		{"HotApp", "entered into by HOTAPP International", true},
+		{"HotApp", "Hot App Ltd. (\"Developer\")", true},
+		// The pattern finds candidates only; the folded text decides.
+		{"HotApp", "a hot application", false},
+		{"PEP 8", "see pep-0008 for the style", true},
+		{"pacs.008", "the PACS 8 message", true},
+		{"AC04", "code AC-04 applies", true},
+	} {
+		key := fold(c.name)
+		re := regexp.MustCompile(`(?i)` + namesPattern(key, false))
+		matched := re.MatchString(c.text)
+		if c.want && !matched {
+			t.Errorf("%q in %q: the pattern %s misses it", c.name, c.text, re)
+		}
+		if got := matched && foldText(c.text).contains(key); got != c.want {
+			t.Errorf("%q in %q: %v, want %v", c.name, c.text, got, c.want)
+		}
+		// The SQL form differs only in how it writes the gap.
+		if sql := namesPattern(key, true); strings.Count(sql, "[^[:alnum:]]*") != strings.Count(re.String(), `[^\pL\pN]*`) {
+			t.Errorf("%q: SQL pattern %s does not match the Go one %s", c.name, sql, re)
+		}
+	}
+}
+
+func TestNamesWindow(t *testing.T) {
+	t.Parallel()
+	text := "Exhibit 10.1\n\n   SUPPLY AGREEMENT made this day between UmbrellaCorp Ltd and Initech Corp, " +
+		strings.Repeat("for the supply of parts and services as set out below, ", 10) + "\nSigned."
+	c := namesCandidate{hit: store.Hit{Text: text, DocumentID: 7, LineStart: 5, LineEnd: 7, Start: 100}, at: strings.Index(text, "UmbrellaCorp")}
+	if s, e, ok := c.window(len(text) + 10); !ok || s != 0 || e != len(text) {
+		t.Errorf("room for all: %d %d %v", s, e, ok)
+	}
+	if _, _, ok := c.window(minNamesChars - 1); ok {
+		t.Errorf("under %d characters of room: a window", minNamesChars)
+	}
+	s, e, ok := c.window(250)
+	if !ok {
+		t.Fatal("no window in 250 characters")
+	}
+	part := text[s:e]
+	if !strings.HasPrefix(part, "SUPPLY AGREEMENT") || len([]rune(part)) > 250 || !strings.Contains(part, "UmbrellaCorp") {
+		t.Errorf("window %q", part)
+	}
+	p := c.passage("S3", s, e, store.DocInfo{})
+	if p.Citation.Lines != "7-7" || p.Match != MatchNames || p.Text != part {
+		t.Errorf("passage %+v", p)
+	}
+	r, err := schema.ParseRef(p.Ref)
+	if err != nil || r.Start != 100+s || r.End != 100+e {
+		t.Errorf("ref %s for window %d-%d", p.Ref, s, e)
+	}
+}
+
+// agreements are two supply agreements whose assignment clauses read
+// alike; the parties are named only in each preamble, far from the clause.
+var agreements = map[string]string{
+	"globex-supply.md": "# Supply Agreement\n\nThis supply agreement is made between HotWidget Limited and Globex Trading.\n\n" +
+		"## 1 Scope\n\n" + strings.Repeat("The seller delivers the parts listed in the schedule to the buyer's warehouse. ", 4) + "\n\n" +
+		"## 9 Assignment\n\nNeither party may assign or transfer this agreement without the written consent of the other party.\n",
+	"initech-supply.md": "# Supply Agreement\n\nThis supply agreement is made between Initech Corp and UmbrellaCorp.\n\n" +
+		"## 1 Scope\n\n" + strings.Repeat("The seller delivers the parts listed in the schedule to the buyer's warehouse. ", 4) + "\n\n" +
+		"## 9 Assignment\n\nNeither party may assign this agreement without consent.\n",
+}
+
+// TestNamesSelectTheDocument: a question that names a party whose name
+// only the preamble holds gets, in a grounded answer, the part of the
+// preamble that names it as a passage of its own, and, in an extractive
+// answer, sentences from the named party's agreement, not from the other
+// agreement whose clause shares more of the question's words.
+func TestNamesSelectTheDocument(t *testing.T) {
+	pool, url := dbtest.NewPool(t)
+	root := filepath.Join(t.TempDir(), "agreements")
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for p, c := range agreements {
+		if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "agreements", Root: root, ChunkSize: 200},
+		ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})})
+	ctx := context.Background()
+	st, err := store.OpenCorpus(ctx, dbtest.QuerydURL(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	led, err := store.OpenLedger(ctx, dbtest.QuerydURL(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(led.Close)
+	a := New(Options{Engine: retrieve.New(st, retrieve.Options{Embedder: bow{}, KeywordSlots: 1}), Docs: st,
+		Reranker: Texts{overlap{}}, Receipts: led})
+	body := func(ref string) string {
+		t.Helper()
+		r, err := schema.ParseRef(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b []byte
+		if err := pool.QueryRow(ctx, `SELECT substring(convert_to(body, 'UTF8') FROM $2::int + 1 FOR $3::int - $2::int) FROM strata.documents WHERE id = $1`,
+			r.DocumentID, r.Start, r.End).Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	const question = "May UmbrellaCorp assign or transfer the agreement without written consent?"
+
+	t.Run("Grounded", func(t *testing.T) {
+		r := ask(t, a, Request{Question: question, Layers: []string{"agreements"}, TopK: 2, ResponseFormat: FormatDetailed})
+		var names *Passage
+		for i, p := range r.Passages {
+			if p.Match == MatchNames {
+				names = &r.Passages[i]
+			}
+		}
+		if names == nil {
+			t.Fatalf("no names passage: %s %q, passages %q", r.AnswerStatus, r.Notes, files(r))
+		}
+		if names.Citation.File != "initech-supply.md" || !strings.Contains(names.Text, "UmbrellaCorp") {
+			t.Errorf("names passage %+v", names)
+		}
+		if got := body(names.Ref); got != names.Text {
+			t.Errorf("names passage text %q, the stored span is %q", names.Text, got)
+		}
+		if r.AnswerStatus == string(NotFound) {
+			t.Errorf("not_found although the name is in a returned passage: %q", r.Notes)
+		}
+		if !strings.Contains(strings.Join(r.Notes, " "), `"UmbrellaCorp" is named in `+names.ID) {
+			t.Errorf("notes %q", r.Notes)
+		}
+	})
+
+	t.Run("NameNowhere", func(t *testing.T) {
+		r := ask(t, a, Request{Question: "May WayneCorp assign or transfer the agreement without written consent?",
+			Layers: []string{"agreements"}, TopK: 2, ResponseFormat: FormatDetailed})
+		for _, p := range r.Passages {
+			if p.Match == MatchNames {
+				t.Errorf("a names passage for a name no document holds: %+v", p)
+			}
+		}
+		if r.AnswerStatus != string(NotFound) || !strings.Contains(strings.Join(r.Notes, " "), `"WayneCorp"`) {
+			t.Errorf("WayneCorp: %s %q", r.AnswerStatus, r.Notes)
+		}
+	})
+
+	t.Run("Extractive", func(t *testing.T) {
+		r := ask(t, a, Request{Question: question, Layers: []string{"agreements"}, Mode: ModeExtractive, ResponseFormat: FormatDetailed})
+		if len(r.Answer) == 0 {
+			t.Fatalf("no sentences: %s %q", r.AnswerStatus, r.Notes)
+		}
+		byID := map[string]Passage{}
+		for _, p := range r.Passages {
+			byID[p.ID] = p
+		}
+		for _, s := range r.Answer {
+			if f := byID[s.Passage].Citation.File; f != "initech-supply.md" {
+				t.Errorf("sentence %q from %s, want the named party's agreement", s.Text, f)
+			}
+		}
+		if r.AnswerStatus == string(NotFound) {
+			t.Errorf("not_found: %q", r.Notes)
+		}
+	})
+}
