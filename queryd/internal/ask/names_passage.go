@@ -23,6 +23,23 @@ const MatchNames = "names"
 // namesScan is the most candidate chunks read when looking for the names.
 const namesScan = 200
 
+// namesDocs is the most documents whose chunks are searched for the names,
+// the best ranked first (each read up to store.NamesScanChunks chunks).
+const namesDocs = 10
+
+// firstDocs returns the first n distinct ids of docs, in order.
+func firstDocs(docs []int64, n int) []int64 {
+	var out []int64
+	seen := map[int64]bool{}
+	for _, d := range docs {
+		if !seen[d] && len(out) < n {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // minNamesChars is the least of a names passage worth handing back, in
 // characters: a line or two around the names.
 const minNamesChars = 200
@@ -76,7 +93,7 @@ func findNamesPassage(ctx context.Context, d Documents, docs []int64, missing []
 		sqlPatterns[i] = namesPattern(n.key, true)
 		goPatterns[i] = regexp.MustCompile(`(?i)` + namesPattern(n.key, false))
 	}
-	hits, err := d.ChunksMatching(ctx, docs, sqlPatterns, namesScan)
+	hits, err := d.ChunksMatching(ctx, firstDocs(docs, namesDocs), sqlPatterns, namesScan)
 	if err != nil {
 		return nil, err
 	}
@@ -236,8 +253,8 @@ func (ex *extraction) documents(passages []Passage, kept map[int]string, cands [
 const namesDocScan = 1000
 
 // namesHeld counts, for each document of the passages, how many of the
-// names it holds: in its file path, in a returned passage of it, or in any
-// of its chunks. Names select the document: a contract question that names
+// names it holds: in its file path, in a returned passage of it, or in one
+// of its first chunks (the first namesDocs documents only). Names select the document: a contract question that names
 // the parties is answered from their agreement.
 func namesHeld(ctx context.Context, d Documents, names []Name, passages []Passage) (map[int64]int, error) {
 	held := map[int64]map[int]bool{}
@@ -265,7 +282,7 @@ func namesHeld(ctx context.Context, d Documents, names []Name, passages []Passag
 	for i, n := range names {
 		patterns[i] = namesPattern(n.key, true)
 	}
-	hits, err := d.ChunksMatching(ctx, docs, patterns, namesDocScan)
+	hits, err := d.ChunksMatching(ctx, firstDocs(docs, namesDocs), patterns, namesDocScan)
 	if err != nil {
 		return nil, store.CallerError(ctx, err, "find the documents holding the names the question gives")
 	}

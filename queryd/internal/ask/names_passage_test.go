@@ -85,6 +85,11 @@ var agreements = map[string]string{
 	"initech-supply.md": "# Supply Agreement\n\nThis supply agreement is made between Initech Corp and UmbrellaCorp.\n\n" +
 		"## 1 Scope\n\n" + strings.Repeat("The seller delivers the parts listed in the schedule to the buyer's warehouse. ", 4) + "\n\n" +
 		"## 9 Assignment\n\nNeither party may assign this agreement without consent.\n",
+	// A long report: one name in its first chunk, one past the chunks the
+	// names search reads.
+	"long-report.md": "# Station report\n\nNearStartCorp runs the stations.\n\n" +
+		strings.Repeat("The weather station readings for the northern valley region are listed in the table below this line.\n\n", 2*store.NamesScanChunks) +
+		"FarEndCorp audits the readings.\n",
 }
 
 // TestNamesSelectTheDocument: a question that names a party whose name
@@ -132,6 +137,27 @@ func TestNamesSelectTheDocument(t *testing.T) {
 		return string(b)
 	}
 	const question = "May UmbrellaCorp assign or transfer the agreement without written consent?"
+
+	t.Run("ScanBound", func(t *testing.T) {
+		var id int64
+		var chunks int
+		if err := pool.QueryRow(ctx, `SELECT d.id, count(*) FROM strata.documents d JOIN strata.chunks c ON c.document_id = d.id
+			WHERE d.path = 'long-report.md' GROUP BY d.id`).Scan(&id, &chunks); err != nil {
+			t.Fatal(err)
+		}
+		if chunks <= store.NamesScanChunks {
+			t.Fatalf("the report has %d chunks, want more than %d", chunks, store.NamesScanChunks)
+		}
+		for name, want := range map[string]int{"NearStartCorp": 1, "FarEndCorp": 0} {
+			hits, err := st.ChunksMatching(ctx, []int64{id}, []string{namesPattern(fold(name), true)}, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hits) != want {
+				t.Errorf("%s: %d chunks, want %d", name, len(hits), want)
+			}
+		}
+	})
 
 	t.Run("Grounded", func(t *testing.T) {
 		r := ask(t, a, Request{Question: question, Layers: []string{"agreements"}, TopK: 2, ResponseFormat: FormatDetailed})

@@ -52,11 +52,18 @@ func (c *Corpus) Documents(ctx context.Context, ids []int64) (map[int64]DocInfo,
 	return out, nil
 }
 
-// ChunksMatching returns the chunks of the documents ids whose text matches
-// any of the case-insensitive POSIX regular expressions patterns, by
-// document then position, at most limit: how strata_ask finds the passage
-// of a returned passage's document that holds a name the question gives
-// (a contract's parties, named in its preamble).
+// NamesScanChunks is how many chunks of each document, from its start,
+// ChunksMatching reads: a contract names its parties at the start, and the
+// bound keeps a question that names something from reading every chunk of
+// ten long PDFs.
+const NamesScanChunks = 200
+
+// ChunksMatching returns the chunks among the first NamesScanChunks of the
+// documents ids whose text matches any of the case-insensitive POSIX
+// regular expressions patterns, by document then position, at most limit:
+// how strata_ask finds the passage of a returned passage's document that
+// holds a name the question gives (a contract's parties, named in its
+// preamble).
 func (c *Corpus) ChunksMatching(ctx context.Context, ids []int64, patterns []string, limit int) ([]Hit, error) {
 	if len(ids) == 0 || len(patterns) == 0 {
 		return nil, nil
@@ -67,9 +74,9 @@ func (c *Corpus) ChunksMatching(ctx context.Context, ids []int64, patterns []str
 		FROM strata.chunks c
 		JOIN strata.documents d ON d.id = c.document_id
 		JOIN strata.layers l ON l.id = c.layer_id
-		WHERE c.document_id = ANY($1) AND d.status = 'ok' AND c.text ~* ANY($2::text[])
+		WHERE c.document_id = ANY($1) AND c.ord < $4 AND d.status = 'ok' AND c.text ~* ANY($2::text[])
 		ORDER BY c.document_id, c.ord
-		LIMIT $3`, ids, patterns, limit)
+		LIMIT $3`, ids, patterns, limit, NamesScanChunks)
 	if err != nil {
 		return nil, fmt.Errorf("find the chunks holding names: %w", err)
 	}
