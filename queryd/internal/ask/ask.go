@@ -497,12 +497,31 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 	mode := answerMode(req, resp.Passages, layers, layerByName)
 	var namesChunk int64
 	var namesNote string
+	// room is the budget left, in characters, for the names passage;
+	// giveWay drops the weakest packed passage to make room for it, never
+	// the first passage nor one that stay says must stay, and reports
+	// whether one gave way.
+	room := func() int { return (left - used) * CharsPerToken }
+	giveWay := func(stay func(i int) bool) func() bool {
+		return func() bool {
+			last := len(resp.Passages) - 1
+			if len(keep) == 0 || last < 1 || stay(last) {
+				return false
+			}
+			ci := keep[len(keep)-1]
+			keep = keep[:len(keep)-1]
+			delete(kept, ci)
+			resp.Passages = resp.Passages[:last]
+			used -= costs[ci]
+			n--
+			return true
+		}
+	}
 	if mode == ModeGrounded && len(resp.Passages) > 0 {
 		// The names passage: when the question names something (a
 		// contract's parties) that no returned passage holds but their
 		// documents do, the part of the document that holds it comes back
-		// too, so the answer shows which document it is from. The weakest
-		// passage gives way to it when it does not fit, never the first.
+		// too, so the answer shows which document it is from.
 		var order []int64
 		returned := map[int64]bool{}
 		for _, s := range sections {
@@ -516,21 +535,9 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 		for i, ps := range resp.Passages {
 			sources[i] = NameSource{Text: ps.Text, File: ps.Citation.File}
 		}
-		giveWay := func() bool {
-			if len(keep) == 0 || len(resp.Passages) < 2 {
-				return false
-			}
-			last := keep[len(keep)-1]
-			keep = keep[:len(keep)-1]
-			delete(kept, last)
-			resp.Passages = resp.Passages[:len(resp.Passages)-1]
-			used -= costs[last]
-			n--
-			return true
-		}
 		var err error
 		namesChunk, namesNote, err = a.addNamesPassage(ctx, req.Question, resp, sources, order, returned, docs,
-			func() int { return (left - used) * CharsPerToken }, giveWay, nextID)
+			room, giveWay(func(int) bool { return false }), nextID)
 		if err != nil {
 			return nil, err
 		}
@@ -581,25 +588,12 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 		sources = ex.nameSources(resp.Passages)
 		// The names passage of an extractive answer comes from the
 		// documents of the chosen sentences, within what is left of the
-		// budget; a passage no chosen sentence comes from gives way to it.
+		// budget; only a passage no chosen sentence comes from gives way
+		// to it.
 		order, returned := ex.documents(resp.Passages, kept, cands)
 		var err error
-		giveWay := func() bool {
-			// A passage no chosen sentence comes from may give way.
-			last := len(resp.Passages) - 1
-			if len(keep) == 0 || last < 1 || ex.uses(last) {
-				return false
-			}
-			ci := keep[len(keep)-1]
-			keep = keep[:len(keep)-1]
-			delete(kept, ci)
-			resp.Passages = resp.Passages[:last]
-			used -= costs[ci]
-			n--
-			return true
-		}
 		namesChunk, namesNote, err = a.addNamesPassage(ctx, req.Question, resp, sources, order, returned, docs,
-			func() int { return (left - used) * CharsPerToken }, giveWay, nextID)
+			room, giveWay(ex.uses), nextID)
 		if err != nil {
 			return nil, err
 		}

@@ -184,6 +184,39 @@ func TestNamesSelectTheDocument(t *testing.T) {
 		}
 	})
 
+	t.Run("WithinTheBudget", func(t *testing.T) {
+		// Over a range of budgets, the answer with its names passage stays
+		// within the budget and keeps the first passage; at some budget a
+		// weaker passage gives way to the names passage.
+		full := ask(t, a, Request{Question: question, Layers: []string{"agreements"}, TopK: 2})
+		gaveWay := false
+		for budget := 40; budget <= 400; budget += 10 {
+			b := New(Options{Engine: a.opt.Engine, Docs: st, Reranker: Texts{overlap{}}, Budget: budget})
+			r := ask(t, b, Request{Question: question, Layers: []string{"agreements"}, TopK: 2})
+			tokens, ordinary, names := 0, 0, 0
+			for _, p := range r.Passages {
+				tokens += Tokens(p.Text) + (overhead(p.ID, p.Ref, p.Citation)+CharsPerToken-1)/CharsPerToken
+				if p.Match == MatchNames {
+					names++
+				} else {
+					ordinary++
+				}
+			}
+			if len(r.Passages) == 0 || r.Passages[0].Ref != full.Passages[0].Ref {
+				t.Fatalf("budget %d: the first passage changed: %+v", budget, r.Passages)
+			}
+			if len(r.Passages) > 1 && tokens > budget {
+				t.Errorf("budget %d: %d tokens handed back", budget, tokens)
+			}
+			if names == 1 && ordinary < len(full.Passages)-1 {
+				gaveWay = true
+			}
+		}
+		if !gaveWay {
+			t.Errorf("no budget made a passage give way to the names passage")
+		}
+	})
+
 	t.Run("NameNowhere", func(t *testing.T) {
 		r := ask(t, a, Request{Question: "May WayneCorp assign or transfer the agreement without written consent?",
 			Layers: []string{"agreements"}, TopK: 2, ResponseFormat: FormatDetailed})
