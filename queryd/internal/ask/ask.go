@@ -531,12 +531,8 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 			order = append(order, cands[i].DocumentID)
 			returned[cands[i].ChunkID] = true
 		}
-		sources := make([]NameSource, len(resp.Passages))
-		for i, ps := range resp.Passages {
-			sources[i] = NameSource{Text: ps.Text, File: ps.Citation.File}
-		}
 		var err error
-		namesChunk, namesNote, err = a.addNamesPassage(ctx, req.Question, resp, sources, order, returned, docs,
+		namesChunk, namesNote, err = a.addNamesPassage(ctx, req.Question, resp, passageSources(resp.Passages), nil, order, returned, docs,
 			room, giveWay(func(int) bool { return false }), nextID)
 		if err != nil {
 			return nil, err
@@ -580,10 +576,7 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 		notes = append(notes, ex.notes...)
 	}
 
-	sources := make([]NameSource, len(resp.Passages))
-	for i, ps := range resp.Passages {
-		sources[i] = NameSource{Text: ps.Text, File: ps.Citation.File}
-	}
+	sources := passageSources(resp.Passages)
 	if ex != nil {
 		sources = ex.nameSources(resp.Passages)
 		// The names passage of an extractive answer comes from the
@@ -592,7 +585,7 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 		// to it.
 		order, returned := ex.documents(resp.Passages, kept, cands)
 		var err error
-		namesChunk, namesNote, err = a.addNamesPassage(ctx, req.Question, resp, sources, order, returned, docs,
+		namesChunk, namesNote, err = a.addNamesPassage(ctx, req.Question, resp, sources, ex.namesHits, order, returned, docs,
 			room, giveWay(ex.uses), nextID)
 		if err != nil {
 			return nil, err
@@ -722,6 +715,16 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 		}
 	}
 	return resp, nil
+}
+
+// passageSources are what the names check reads of passages: each one's
+// text and file.
+func passageSources(passages []Passage) []NameSource {
+	out := make([]NameSource, len(passages))
+	for i, ps := range passages {
+		out[i] = NameSource{Text: ps.Text, File: ps.Citation.File}
+	}
+	return out
 }
 
 // answerMode is the answer's mode: extractive when a returned passage's

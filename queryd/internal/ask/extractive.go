@@ -121,6 +121,9 @@ type extraction struct {
 	answer []sentence
 	status Status
 	notes  []string
+	// namesHits are the chunks read to count the names each document
+	// holds (namesHeld); nil when the question gives none.
+	namesHits []store.Hit
 }
 
 // extract chooses the documents' own sentences for an extractive answer:
@@ -307,10 +310,11 @@ func (a *Asker) extract(ctx context.Context, question string, passages []Passage
 	order := make([]int, 0, len(scored))
 	order = append(order, scored...)
 	if names := Names(question); len(names) > 0 && len(order) > 0 {
-		held, err := namesHeld(ctx, a.opt.Docs, names, passages)
+		held, hits, err := namesHeld(ctx, a.opt.Docs, names, passages)
 		if err != nil {
 			return nil, err
 		}
+		ex.namesHits = hits
 		most := 0
 		for _, i := range order {
 			most = max(most, held[sents[i].doc])

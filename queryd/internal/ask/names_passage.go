@@ -20,9 +20,6 @@ import (
 // the one the question names.
 const MatchNames = "names"
 
-// namesScan is the most candidate chunks read when looking for the names.
-const namesScan = 200
-
 // namesDocs is the most documents whose chunks are searched for the names,
 // the best ranked first (each read up to store.NamesScanChunks chunks).
 const namesDocs = 10
@@ -78,24 +75,44 @@ type namesCandidate struct {
 	at   int
 }
 
-// findNamesPassage looks in docs (the returned passages' documents, best
-// first) for the chunk holding the most of the names missing from every
-// returned passage; ties go to the better document, then the earlier
-// chunk. It returns nil when no chunk of those documents holds any of
-// them, or when returned (the chunk ids already handed back) holds them.
-func findNamesPassage(ctx context.Context, d Documents, docs []int64, missing []Name, returned map[int64]bool) (*namesCandidate, error) {
-	if len(missing) == 0 || len(docs) == 0 {
+// namesChunks reads the chunks among the first of docs' chunks (the first
+// namesDocs documents, best ranked first) that may hold any of names: the
+// patterns find candidates, the folded text decides (namesIn).
+func namesChunks(ctx context.Context, d Documents, docs []int64, names []Name) ([]store.Hit, error) {
+	if len(names) == 0 || len(docs) == 0 {
 		return nil, nil
 	}
-	sqlPatterns := make([]string, len(missing))
-	goPatterns := make([]*regexp.Regexp, len(missing))
-	for i, n := range missing {
-		sqlPatterns[i] = namesPattern(n.key, true)
-		goPatterns[i] = regexp.MustCompile(`(?i)` + namesPattern(n.key, false))
+	patterns := make([]string, len(names))
+	for i, n := range names {
+		patterns[i] = namesPattern(n.key, true)
 	}
-	hits, err := d.ChunksMatching(ctx, firstDocs(docs, namesDocs), sqlPatterns, namesScan)
+	hits, err := d.ChunksMatching(ctx, firstDocs(docs, namesDocs), patterns, namesScan)
 	if err != nil {
-		return nil, err
+		return nil, store.CallerError(ctx, err, "find the chunks holding the names the question gives")
+	}
+	return hits, nil
+}
+
+// namesIn returns the names text holds, folded.
+func namesIn(text string, names []Name) []Name {
+	f := foldText(text)
+	var out []Name
+	for _, n := range names {
+		if f.contains(n.key) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// findNamesPassage chooses among hits (chunks namesChunks read) of docs
+// (the documents to take it from, best first) the chunk holding the most
+// of the names missing from every returned passage; ties go to the better
+// document, then the earlier chunk. It returns nil when no chunk of those
+// documents that is not already returned (returned: chunk ids) holds any.
+func findNamesPassage(hits []store.Hit, docs []int64, missing []Name, returned map[int64]bool) *namesCandidate {
+	if len(missing) == 0 {
+		return nil
 	}
 	rank := make(map[int64]int, len(docs))
 	for i, id := range docs {
@@ -105,37 +122,31 @@ func findNamesPassage(ctx context.Context, d Documents, docs []int64, missing []
 	}
 	var best *namesCandidate
 	for _, h := range hits {
-		if returned[h.ChunkID] {
+		if _, ok := rank[h.DocumentID]; !ok || returned[h.ChunkID] {
 			continue
 		}
-		f := foldText(h.Text)
-		c := namesCandidate{hit: h, at: -1}
-		for i, n := range missing {
-			if !f.contains(n.key) {
-				continue
-			}
-			c.held++
-			if loc := goPatterns[i].FindStringIndex(h.Text); loc != nil && (c.at < 0 || loc[0] < c.at) {
+		held := namesIn(h.Text, missing)
+		if len(held) == 0 {
+			continue
+		}
+		c := namesCandidate{hit: h, held: len(held), at: len(h.Text)}
+		for _, n := range held {
+			re := regexp.MustCompile(`(?i)` + namesPattern(n.key, false))
+			if loc := re.FindStringIndex(h.Text); loc != nil && loc[0] < c.at {
 				c.at = loc[0]
 			}
 		}
-		if c.held == 0 {
-			continue
-		}
-		if c.at < 0 {
+		if c.at == len(h.Text) {
 			c.at = 0
 		}
-		switch {
-		case best == nil, c.held > best.held,
-			c.held == best.held && rank[h.DocumentID] < rank[best.hit.DocumentID]:
-			cc := c
-			best = &cc
+		if best == nil || c.held > best.held || c.held == best.held && rank[h.DocumentID] < rank[best.hit.DocumentID] {
+			best = &c
 		}
 	}
-	return best, nil
+	return best
 }
 
-// namesWindow is the part of the chunk handed back within room characters:
+// window is the part of the chunk handed back within room characters:
 // the whole chunk when it fits, else from the start of the line where the
 // first name is, cut at a word. ok is false when less than minNamesChars
 // (or the whole chunk, when shorter) fits.
@@ -181,17 +192,24 @@ func (c namesCandidate) passage(id string, start, end int, d store.DocInfo) Pass
 // addNamesPassage appends the names passage to resp when the question
 // names something that sources (what the names check reads) lack and a
 // chunk of the documents order holds it, and returns its chunk id (0 for
-// none) and the note that says where the names are. room is the budget
+// none) and the note that says where the names are. hits are the chunks
+// namesChunks read (nil: read them here, over order). room is the budget
 // left, in characters; giveWay drops the weakest passage to make room and
 // reports whether it could.
 func (a *Asker) addNamesPassage(ctx context.Context, question string, resp *Response, sources []NameSource,
-	order []int64, returned map[int64]bool, docs map[int64]store.DocInfo,
+	hits []store.Hit, order []int64, returned map[int64]bool, docs map[int64]store.DocInfo,
 	room func() int, giveWay func() bool, nextID func() string) (int64, string, error) {
 	missing := Missing(Names(question), sources)
-	nc, err := findNamesPassage(ctx, a.opt.Docs, order, missing, returned)
-	if err != nil {
-		return 0, "", store.CallerError(ctx, err, "find the passage holding the names the question gives")
+	if len(missing) == 0 {
+		return 0, "", nil
 	}
+	if hits == nil {
+		var err error
+		if hits, err = namesChunks(ctx, a.opt.Docs, order, missing); err != nil {
+			return 0, "", err
+		}
+	}
+	nc := findNamesPassage(hits, order, missing, returned)
 	if nc == nil {
 		return 0, "", nil
 	}
@@ -202,13 +220,7 @@ func (a *Asker) addNamesPassage(ctx context.Context, question string, resp *Resp
 		if start, end, ok := nc.window(room() - over); ok {
 			p := nc.passage(nextID(), start, end, d)
 			resp.Passages = append(resp.Passages, p)
-			var held []Name
-			f := foldText(p.Text)
-			for _, n := range missing {
-				if f.contains(n.key) {
-					held = append(held, n)
-				}
-			}
+			held := namesIn(p.Text, missing)
 			if len(held) == 0 {
 				// The window lost them (a name past its end): the
 				// passage is no use.
@@ -248,22 +260,21 @@ func (ex *extraction) documents(passages []Passage, kept map[int]string, cands [
 	return order, returned
 }
 
-// namesDocScan is the most chunks read when counting the names each
-// document holds.
-const namesDocScan = 1000
+// namesScan is the most chunks namesChunks reads.
+const namesScan = 1000
 
 // namesHeld counts, for each document of the passages, how many of the
 // names it holds: in its file path, in a returned passage of it, or in one
-// of its first chunks (the first namesDocs documents only). Names select the document: a contract question that names
-// the parties is answered from their agreement.
-func namesHeld(ctx context.Context, d Documents, names []Name, passages []Passage) (map[int64]int, error) {
-	held := map[int64]map[int]bool{}
+// of its first chunks (the first namesDocs documents only). Names select
+// the document: a contract question that names the parties is answered
+// from their agreement. It returns the chunks read as well, for the names
+// passage.
+func namesHeld(ctx context.Context, d Documents, names []Name, passages []Passage) (map[int64]int, []store.Hit, error) {
+	held := map[int64]map[string]bool{}
 	var docs []int64
-	mark := func(doc int64, f folded) {
-		for i, n := range names {
-			if f.contains(n.key) {
-				held[doc][i] = true
-			}
+	mark := func(doc int64, text string) {
+		for _, n := range namesIn(text, names) {
+			held[doc][n.key] = true
 		}
 	}
 	for _, p := range passages {
@@ -272,28 +283,27 @@ func namesHeld(ctx context.Context, d Documents, names []Name, passages []Passag
 			continue
 		}
 		if held[r.DocumentID] == nil {
-			held[r.DocumentID] = map[int]bool{}
+			held[r.DocumentID] = map[string]bool{}
 			docs = append(docs, r.DocumentID)
-			mark(r.DocumentID, foldText(p.Citation.File))
+			mark(r.DocumentID, p.Citation.File)
 		}
-		mark(r.DocumentID, foldText(p.Text))
+		mark(r.DocumentID, p.Text)
 	}
-	patterns := make([]string, len(names))
-	for i, n := range names {
-		patterns[i] = namesPattern(n.key, true)
-	}
-	hits, err := d.ChunksMatching(ctx, firstDocs(docs, namesDocs), patterns, namesDocScan)
+	hits, err := namesChunks(ctx, d, docs, names)
 	if err != nil {
-		return nil, store.CallerError(ctx, err, "find the documents holding the names the question gives")
+		return nil, nil, err
 	}
 	for _, h := range hits {
 		if held[h.DocumentID] != nil {
-			mark(h.DocumentID, foldText(h.Text))
+			mark(h.DocumentID, h.Text)
 		}
 	}
 	out := make(map[int64]int, len(held))
 	for doc, m := range held {
 		out[doc] = len(m)
 	}
-	return out, nil
+	if hits == nil {
+		hits = []store.Hit{} // read, and none matched
+	}
+	return out, hits, nil
 }
