@@ -143,3 +143,139 @@ func TestDBScriptKeepsPortAndRoles(t *testing.T) {
 		t.Errorf("connect as queryd after a restart: %v", err)
 	}
 }
+
+// TestDBScriptRestartsAnUpgradedServer: when the PostgreSQL package is
+// upgraded while the cluster runs (the first `make setup` can upgrade
+// postgresql-15 along with the server headers), the running server keeps its
+// old executable but loads the new version's libraries, and the first
+// PL/pgSQL function fails with an undefined symbol. `db.sh start` then
+// restarts it instead of reporting it as running. The upgrade is simulated
+// on a relocated copy of the server's binaries: the running postgres file is
+// replaced by a new file, as dpkg does.
+func TestDBScriptRestartsAnUpgradedServer(t *testing.T) {
+	const sysBin = "/usr/lib/postgresql/15/bin"
+	if _, err := os.Stat(filepath.Join(sysBin, "pg_ctl")); err != nil {
+		testenv.Missing(t, "PostgreSQL 15 server binaries (make setup)")
+	}
+	root := testenv.RepoRoot(t)
+	dir, err := os.MkdirTemp("/tmp", "stratakb-dbsh-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	copyExe := func(name, to string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(sysBin, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// install makes a relocated installation under dir/NAME: bin copied,
+	// lib linked, the share folder linked entry by entry (without pgvector's
+	// files when vector is false), so the binaries find their libraries and
+	// share folder relative to themselves. It returns the bin folder.
+	install := func(name string, vector bool) string {
+		t.Helper()
+		base := filepath.Join(dir, name)
+		bin := filepath.Join(base, "lib", "postgresql", "15", "bin")
+		ext := filepath.Join(base, "share", "postgresql", "15", "extension")
+		for _, d := range []string{bin, ext} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		link := func(from, to string) {
+			if err := os.Symlink(from, to); err != nil {
+				t.Fatal(err)
+			}
+		}
+		link("/usr/lib/postgresql/15/lib", filepath.Join(base, "lib", "postgresql", "15", "lib"))
+		for _, sub := range []string{"", "extension"} {
+			entries, err := os.ReadDir(filepath.Join("/usr/share/postgresql/15", sub))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if sub == "" && e.Name() == "extension" || sub != "" && !vector && strings.HasPrefix(e.Name(), "vector") {
+					continue
+				}
+				link(filepath.Join("/usr/share/postgresql/15", sub, e.Name()),
+					filepath.Join(base, "share", "postgresql", "15", sub, e.Name()))
+			}
+		}
+		for _, exe := range []string{"postgres", "pg_ctl", "initdb", "psql", "pg_config"} {
+			copyExe(exe, filepath.Join(bin, exe))
+		}
+		return bin
+	}
+	noVector := install("novector", false)
+	bin := install("inst", true)
+	pgDir := filepath.Join(dir, "pg")
+	dbsh := func(verb string) string {
+		t.Helper()
+		cmd := exec.Command("bash", filepath.Join(root, "scripts", "db.sh"), verb, pgDir)
+		cmd.Env = append(os.Environ(), "PG_BIN="+bin, "DB_ENV_FILE="+filepath.Join(dir, "db.env"),
+			"DB_NAME=dbsh_upgrade", "DB_THROWAWAY=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("db.sh %s: %v\n%s", verb, err, out)
+		}
+		return string(out)
+	}
+	t.Cleanup(func() {
+		cmd := exec.Command("bash", filepath.Join(root, "scripts", "db.sh"), "stop", pgDir)
+		cmd.Env = append(os.Environ(), "PG_BIN="+bin, "DB_ENV_FILE="+filepath.Join(dir, "db.env"))
+		_ = cmd.Run()
+		_ = os.RemoveAll(dir)
+	})
+	serverPID := func() string {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(pgDir, "data", "postmaster.pid"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, _, _ := strings.Cut(string(b), "\n")
+		return pid
+	}
+
+	// Without pgvector, start fails before anything runs.
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", "db.sh"), "start", pgDir)
+	cmd.Env = append(os.Environ(), "PG_BIN="+noVector, "DB_ENV_FILE="+filepath.Join(dir, "db.env"), "DB_THROWAWAY=1")
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "pgvector is not installed") {
+		t.Errorf("db.sh start without pgvector: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(pgDir, "data", "postmaster.pid")); !os.IsNotExist(err) {
+		t.Errorf("a server runs after the pgvector error (postmaster.pid: %v)", err)
+	}
+
+	dbsh("start")
+	before := serverPID()
+	if out := dbsh("start"); !strings.Contains(out, "already running") {
+		t.Fatalf("second start of an unchanged server:\n%s", out)
+	}
+	// The upgrade: a new file takes the executable's name.
+	tmp := filepath.Join(bin, "postgres.new")
+	copyExe("postgres", tmp)
+	if err := os.Rename(tmp, filepath.Join(bin, "postgres")); err != nil {
+		t.Fatal(err)
+	}
+	if exe, _ := os.Readlink("/proc/" + before + "/exe"); !strings.HasSuffix(exe, " (deleted)") {
+		t.Fatalf("the simulated upgrade left the server's executable as %q", exe)
+	}
+	out := dbsh("start")
+	if !strings.Contains(out, "restarted") {
+		t.Errorf("db.sh start after an upgrade did not restart the server:\n%s", out)
+	}
+	after := serverPID()
+	if after == before {
+		t.Errorf("the server's pid is still %s", before)
+	}
+	if exe, err := os.Readlink("/proc/" + after + "/exe"); err != nil || strings.HasSuffix(exe, " (deleted)") {
+		t.Errorf("the restarted server runs %q (%v), want the file on disk", exe, err)
+	}
+}

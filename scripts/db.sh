@@ -109,8 +109,29 @@ configured_port() {
 	sed -n "s/^port *= *\([0-9]*\).*/\1/p" "$data/postgresql.auto.conf" 2>/dev/null | tail -n1
 }
 
+# has_pgvector: the extension's control file is in this server's share
+# folder. Checked before anything starts, so a missing pgvector leaves no
+# cluster running behind the error.
+has_pgvector() {
+	local share
+	share=$("$PG_BIN/pg_config" --sharedir 2>/dev/null) || share=/usr/share/postgresql/15
+	[[ -f $share/extension/vector.control ]]
+}
+
+# replaced_binary: the running server's executable is no longer the one on
+# disk (a package upgrade, such as the one 'make setup' may install, replaced
+# it). Such a server still runs, but loads the new version's libraries
+# (plpgsql among them) and fails on the first function it needs.
+replaced_binary() {
+	local pid
+	pid=$(sed -n '1p' "$data/postmaster.pid" 2>/dev/null) || return 1
+	[[ -n $pid ]] || return 1
+	[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == *" (deleted)" ]]
+}
+
 start() {
 	resolve_dir
+	has_pgvector || die "pgvector is not installed for PostgreSQL 15: run 'make setup'"
 	if [[ ! -f $data/PG_VERSION ]]; then
 		echo "db.sh: creating cluster in $data"
 		as_pg mkdir -p "$data" "$sock"
@@ -138,8 +159,15 @@ start() {
 	local running
 	if running=$(running_port); then
 		[[ $running == "$port" ]] || die "the cluster runs on port $running but is configured for $port; run 'make db-stop' then 'make db-start'"
-		as_pg "$PG_BIN/pg_ctl" -D "$data" reload >/dev/null
-		echo "db.sh: already running on port $port"
+		if replaced_binary; then
+			echo "db.sh: PostgreSQL was upgraded on disk while the cluster ran; restarting it on port $port" >&2
+			as_pg "$PG_BIN/pg_ctl" -D "$data" -l "$dir/postgres.log" -m fast -w -t 60 restart >/dev/null ||
+				{ tail -20 "$dir/postgres.log" >&2; die "PostgreSQL did not restart (log: $dir/postgres.log)"; }
+			echo "db.sh: restarted on port $port"
+		else
+			as_pg "$PG_BIN/pg_ctl" -D "$data" reload >/dev/null
+			echo "db.sh: already running on port $port"
+		fi
 	else
 		port_free "$port" || die "port $port, where this cluster listens, is taken by another program; stop it, or set another port in $data/postgresql.auto.conf"
 		local opts=""
