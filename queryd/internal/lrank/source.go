@@ -10,7 +10,8 @@ import (
 // FromRetrieve reads what the reranker needs of a retrieval candidate.
 func FromRetrieve(c retrieve.Candidate) Candidate {
 	out := Candidate{Text: c.Text, ClausePath: c.ClausePath, File: c.File, DocumentID: c.DocumentID, Similarity: c.Similarity,
-		FusedRank: c.FusedRank, ExactTerms: len(c.ExactTerms), Unknown: c.Unknown, ClauseWords: c.ClauseWords}
+		FusedRank: c.FusedRank, ExactTerms: len(c.ExactTerms), Unknown: c.Unknown, ClauseWords: c.ClauseWords,
+		QuestionNames: c.QuestionNames, DocNames: c.DocNames}
 	if c.Lexical != nil {
 		out.LexRank, out.LexScore = c.Lexical.Rank, c.Lexical.Score
 	}
