@@ -352,11 +352,6 @@ func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request
 	p := &pass{layers: layers, first: outs[0], candidates: merged}
 	t0 = a.stage("merge", t0)
 	if a.opt.Reranker != nil && len(merged) > 0 {
-		// The names the question gives select the document: the reranker
-		// reads which candidates' documents hold them.
-		if _, err := DocNames(ctx, a.opt.Docs, req.Question, merged); err != nil {
-			return nil, err
-		}
 		scores, err := a.rerankVariants(ctx, variants, outs, layers, merged)
 		if err != nil {
 			p.rerankErr = err

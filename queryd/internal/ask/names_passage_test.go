@@ -159,56 +159,6 @@ func TestNamesSelectTheDocument(t *testing.T) {
 		}
 	})
 
-	t.Run("DocNamesForTheReranker", func(t *testing.T) {
-		snap, err := a.opt.Engine.Snapshot(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		layers, err := snap.Layers(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		search := func(q string) []retrieve.Candidate {
-			t.Helper()
-			o, err := snap.Query(retrieve.Query{Text: q, TopK: 10}).Search(ctx, layers)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := DocNames(ctx, st, q, o.Candidates); err != nil {
-				t.Fatal(err)
-			}
-			return o.Candidates
-		}
-		// Every candidate of the agreement that names UmbrellaCorp, in its
-		// preamble only, holds the question's one name; the other
-		// agreement's do not.
-		docLevel := false
-		for _, c := range search(question) {
-			want := 0.0
-			if c.File == "initech-supply.md" {
-				want = 1
-				docLevel = docLevel || !strings.Contains(c.Text, "UmbrellaCorp")
-			}
-			if c.QuestionNames != 1 || c.DocNames != want {
-				t.Errorf("%s %q: names %d, held %.2f, want 1 and %.2f", c.File, c.Text, c.QuestionNames, c.DocNames, want)
-			}
-		}
-		if !docLevel {
-			t.Error("no initech candidate without the name in its own text: the test does not show the document's names count")
-		}
-		// Two names, one in each agreement; and a question without names.
-		for _, c := range search("May UmbrellaCorp or HotWidget assign the agreement?") {
-			if c.File != "long-report.md" && (c.QuestionNames != 2 || c.DocNames != 0.5) {
-				t.Errorf("two names, %s: names %d, held %.2f, want 2 and 0.50", c.File, c.QuestionNames, c.DocNames)
-			}
-		}
-		for _, c := range search("May either party assign the agreement?") {
-			if c.QuestionNames != 0 || c.DocNames != 0 {
-				t.Errorf("no names, %s: names %d, held %.2f", c.File, c.QuestionNames, c.DocNames)
-			}
-		}
-	})
-
 	t.Run("Grounded", func(t *testing.T) {
 		r := ask(t, a, Request{Question: question, Layers: []string{"agreements"}, TopK: 2, ResponseFormat: FormatDetailed})
 		var names *Passage

@@ -44,12 +44,6 @@ type Candidate struct {
 	// ClauseWords are the drafting words of the clause type a contract
 	// question asks about, for a candidate of a contracts-preset layer.
 	ClauseWords string `json:",omitempty"`
-	// QuestionNames is how many names the question gives (the same for
-	// every candidate of a question), DocNames the share of them the
-	// candidate's document holds anywhere (its file path, its first
-	// chunks): names select the document.
-	QuestionNames int     `json:",omitempty"`
-	DocNames      float64 `json:",omitempty"`
 }
 
 // FeatureNames name Features' columns, in order. None reads the BM25
@@ -76,8 +70,6 @@ var FeatureNames = []string{
 	"unknown_share",   // share of the question's words in no layer
 	"clause_words",    // share of the clause type's drafting words in the text
 	"sentence_cover",  // idf_coverage of the passage's best single sentence
-	"names_asked",     // 1 when the question gives names (a contract's parties, codes)
-	"doc_names",       // share of those names its document holds
 }
 
 // Features returns one row of FeatureNames per candidate.
@@ -181,10 +173,6 @@ func Features(question string, cands []Candidate) [][]float64 {
 		f[16] = c.Unknown
 		f[17] = clauseWordShare(c.ClauseWords, docTerms[i])
 		f[18] = sentenceCover(qterms, c.Text, idf)
-		if c.QuestionNames > 0 {
-			f[19] = 1
-		}
-		f[20] = c.DocNames
 	}
 	return out
 }

@@ -309,23 +309,3 @@ func TestSentenceCover(t *testing.T) {
 		t.Errorf("terms spread over three sentences: %v (one sentence: %v)", f[1][c], f[0][c])
 	}
 }
-
-func TestNamesFeatures(t *testing.T) {
-	cands := []Candidate{
-		{Text: "Neither party may assign this agreement.", QuestionNames: 2, DocNames: 1},
-		{Text: "Neither party may assign this agreement.", QuestionNames: 2, DocNames: 0.5},
-		{Text: "Neither party may assign this agreement.", QuestionNames: 2},
-	}
-	fs := Features("May UmbrellaCorp or Initech assign the agreement?", cands)
-	asked, held := col(t, "names_asked"), col(t, "doc_names")
-	for i, want := range []float64{1, 0.5, 0} {
-		if fs[i][asked] != 1 || fs[i][held] != want {
-			t.Errorf("candidate %d: names_asked %.1f doc_names %.2f, want 1 and %.2f", i, fs[i][asked], fs[i][held], want)
-		}
-	}
-	// A question without names: both columns 0, whatever the text.
-	fs = Features("May either party assign the agreement?", []Candidate{{Text: "UmbrellaCorp may assign."}})
-	if fs[0][asked] != 0 || fs[0][held] != 0 {
-		t.Errorf("no names: names_asked %.1f doc_names %.2f", fs[0][asked], fs[0][held])
-	}
-}

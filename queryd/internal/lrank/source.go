@@ -10,8 +10,7 @@ import (
 // FromRetrieve reads what the reranker needs of a retrieval candidate.
 func FromRetrieve(c retrieve.Candidate) Candidate {
 	out := Candidate{Text: c.Text, ClausePath: c.ClausePath, File: c.File, DocumentID: c.DocumentID, Similarity: c.Similarity,
-		FusedRank: c.FusedRank, ExactTerms: len(c.ExactTerms), Unknown: c.Unknown, ClauseWords: c.ClauseWords,
-		QuestionNames: c.QuestionNames, DocNames: c.DocNames}
+		FusedRank: c.FusedRank, ExactTerms: len(c.ExactTerms), Unknown: c.Unknown, ClauseWords: c.ClauseWords}
 	if c.Lexical != nil {
 		out.LexRank, out.LexScore = c.Lexical.Rank, c.Lexical.Score
 	}

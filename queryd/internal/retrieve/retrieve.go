@@ -322,12 +322,6 @@ type Candidate struct {
 	// preset, the drafting words of the clause type the query asks about
 	// (ClauseWords; "" for none).
 	ClauseWords string
-	// QuestionNames and DocNames are set by strata_ask for the reranker:
-	// how many names (a contract's parties, codes, dotted names) the
-	// question gives, and the share of them the candidate's document holds
-	// (ask.DocNames).
-	QuestionNames int
-	DocNames      float64
 }
 
 // Ref is the candidate's span as a ref string.

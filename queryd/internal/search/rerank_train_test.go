@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/stratakb/stratakb/eval/answers"
-	"github.com/stratakb/stratakb/queryd/internal/ask"
 	"github.com/stratakb/stratakb/queryd/internal/lrank"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/route"
@@ -112,9 +111,6 @@ func judgeSciFact(t *testing.T) []lrank.Judged {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := ask.DocNames(ctx, e.store, e.data.queries[qid], o.Candidates); err != nil {
-				t.Fatal(err)
-			}
 			j := lrank.Judged{Set: lrank.SetSciFact, ID: qid, Split: split, Question: e.data.queries[qid],
 				Relevant: sortedKeys(qrels[qid]), Unseen: split == "test" && unseen[qid]}
 			for _, c := range o.Candidates {
@@ -183,9 +179,6 @@ func judgeAnswers(t *testing.T) []lrank.Judged {
 		for _, s := range searches {
 			o, err := snap.Query(retrieve.Query{Text: q.Question, TopK: rerankTopK}).Search(ctx, s.layers)
 			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := ask.DocNames(ctx, st, q.Question, o.Candidates); err != nil {
 				t.Fatal(err)
 			}
 			j := lrank.Judged{Set: lrank.SetAnswers, ID: q.ID, Split: q.Split, Kind: q.Kind, Mode: s.mode,
