@@ -227,13 +227,35 @@ func (a *Asker) addNamesPassage(ctx context.Context, question string, resp *Resp
 				resp.Passages = resp.Passages[:len(resp.Passages)-1]
 				return 0, "", nil
 			}
-			return nc.hit.ChunkID, fmt.Sprintf("%s %s named in %s (%s, lines %s), from the same document as the answer.",
-				quoteNames(held), isAre(len(held)), p.ID, p.Citation.File, p.Citation.Lines), nil
+			return nc.hit.ChunkID, fmt.Sprintf("%s %s named in %s (%s, lines %s), from %s.",
+				quoteNames(held), isAre(len(held)), p.ID, p.Citation.File, p.Citation.Lines,
+				fromDocument(resp.Passages[:len(resp.Passages)-1], nc.hit.DocumentID)), nil
 		}
 		if !giveWay() {
 			return 0, "", nil
 		}
 	}
+}
+
+// fromDocument says which of passages come from the document doc, for
+// the names passage's note: the passages of the agreement the question
+// names, told apart from those of other documents ranked above them.
+func fromDocument(passages []Passage, doc int64) string {
+	var ids []string
+	for _, p := range passages {
+		if r, err := schema.ParseRef(p.Ref); err == nil && r.DocumentID == doc {
+			ids = append(ids, p.ID)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return "a document no other returned passage comes from"
+	case 1:
+		return "the document " + ids[0] + " comes from"
+	case 2:
+		return "the document " + ids[0] + " and " + ids[1] + " come from"
+	}
+	return "the document " + strings.Join(ids[:len(ids)-1], ", ") + " and " + ids[len(ids)-1] + " come from"
 }
 
 func isAre(n int) string {

@@ -182,6 +182,24 @@ func TestNamesSelectTheDocument(t *testing.T) {
 		if !strings.Contains(strings.Join(r.Notes, " "), `"UmbrellaCorp" is named in `+names.ID) {
 			t.Errorf("notes %q", r.Notes)
 		}
+		// The note says which passages come from the named agreement, told
+		// apart from the other agreement's passage ranked with them.
+		var same, other []string
+		for _, p := range r.Passages {
+			switch {
+			case p.Match == MatchNames:
+			case p.Citation.File == "initech-supply.md":
+				same = append(same, p.ID)
+			default:
+				other = append(other, p.ID)
+			}
+		}
+		if len(same) != 1 || len(other) == 0 {
+			t.Fatalf("passages %q: want one of initech-supply.md besides the names passage and one of another file", files(r))
+		}
+		if want := "from the document " + same[0] + " comes from."; !strings.Contains(strings.Join(r.Notes, " "), want) {
+			t.Errorf("notes %q, want %q", r.Notes, want)
+		}
 	})
 
 	t.Run("WithinTheBudget", func(t *testing.T) {
@@ -248,4 +266,24 @@ func TestNamesSelectTheDocument(t *testing.T) {
 			t.Errorf("not_found: %q", r.Notes)
 		}
 	})
+}
+
+func TestFromDocument(t *testing.T) {
+	t.Parallel()
+	ref := func(doc int64) string { return schema.Ref{DocumentID: doc, Start: 0, End: 10}.String() }
+	ps := []Passage{{ID: "S1", Ref: ref(7)}, {ID: "S2", Ref: ref(3)}, {ID: "S3", Ref: ref(7)}, {ID: "S4", Ref: ref(7)}, {ID: "S5", Ref: ref(5)}}
+	for _, c := range []struct {
+		doc  int64
+		n    int
+		want string
+	}{
+		{9, 5, "a document no other returned passage comes from"},
+		{3, 5, "the document S2 comes from"},
+		{7, 3, "the document S1 and S3 come from"},
+		{7, 5, "the document S1, S3 and S4 come from"},
+	} {
+		if got := fromDocument(ps[:c.n], c.doc); got != c.want {
+			t.Errorf("document %d of %d passages: %q, want %q", c.doc, c.n, got, c.want)
+		}
+	}
 }
