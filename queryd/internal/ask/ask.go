@@ -258,6 +258,13 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 			if err != nil {
 				return nil, err
 			}
+			if reason == route.InsufficientResults && d.Strong() {
+				// Too few results in layers chosen on firm evidence (a
+				// layer smaller than top_k, say): they stay first, and the
+				// search over every layer fills the rest, as strata_search
+				// does.
+				wide = a.routedFirst(p, wide, routedLayers)
+			}
 			p, layers = wide, all
 			fallback = &RoutingFallback{Reason: string(reason), SearchedLayers: "all"}
 		}
@@ -372,6 +379,50 @@ func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request
 	a.stage("rerank", t0)
 	a.judge(p)
 	return p, nil
+}
+
+// routedFirst is a fallback's pass when a strongly routed search found
+// too few: the routed layers' candidates first (those the search over every
+// layer returned, in its order, then those only the routed search
+// returned, in its order), then the other layers', as many as the longer
+// of the two searches returned. Each candidate keeps the score its own
+// search gave it; the status is judged on them as on any pass.
+func (a *Asker) routedFirst(routed, wide *pass, routedLayers map[string]bool) *pass {
+	scored := routed.rerank != nil && wide.rerank != nil
+	out := &pass{layers: wide.layers, first: wide.first, rerankErr: wide.rerankErr}
+	if wide.rerankErr == nil {
+		out.rerankErr = routed.rerankErr
+	}
+	taken := map[int64]bool{}
+	add := func(p *pass, i int) {
+		out.candidates = append(out.candidates, p.candidates[i])
+		if scored {
+			out.rerank = append(out.rerank, p.rerank[i])
+		}
+		taken[p.candidates[i].ChunkID] = true
+	}
+	var rest []int
+	for i, c := range wide.candidates {
+		if routedLayers[c.Layer] {
+			add(wide, i)
+		} else {
+			rest = append(rest, i)
+		}
+	}
+	for i, c := range routed.candidates {
+		if !taken[c.ChunkID] {
+			add(routed, i)
+		}
+	}
+	limit := max(len(wide.candidates), len(routed.candidates))
+	for _, i := range rest {
+		if len(out.candidates) >= limit {
+			break
+		}
+		add(wide, i)
+	}
+	a.judge(out)
+	return out
 }
 
 // basisNone is the basis when passages can be judged neither by a

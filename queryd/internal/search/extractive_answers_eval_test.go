@@ -149,6 +149,7 @@ type extractiveRun struct {
 	quotable bool // gold among the scored sentences or a quoted clause
 	n        int  // sentences chosen
 	rec      *sentRecord
+	files    []string // the files the chosen sentences come from
 }
 
 func TestEvalExtractiveAnswers(t *testing.T) {
@@ -197,6 +198,7 @@ func TestEvalExtractiveAnswers(t *testing.T) {
 		}
 		gold := false
 		for i, s := range resp.Answer {
+			r.files = append(r.files, s.Citation.File)
 			if answers.Hit(q, s.Citation.Layer, s.Citation.File, s.Text) {
 				gold = true
 				r.first = r.first || i == 0
@@ -226,6 +228,20 @@ func TestEvalExtractiveAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("wrote the train split's scored sentences to %s", p)
+	}
+
+	if os.Getenv("STRATA_EVAL_MISSES") == "1" {
+		// The train split's answers without gold: which file the chosen
+		// sentences come from against the gold's.
+		for _, r := range runs["train"] {
+			if r.falseAns {
+				gold := ""
+				if len(r.q.Gold) > 0 {
+					gold = r.q.Gold[0].File
+				}
+				t.Logf("found without gold, train %s (%s): %q; sentences from %q, gold in %q", r.q.ID, r.status, r.q.Question, r.files, gold)
+			}
+		}
 	}
 
 	for _, split := range []string{"train", "test"} {
