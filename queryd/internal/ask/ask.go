@@ -620,7 +620,7 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 	var ex *extraction
 	if mode == ModeExtractive && len(resp.Passages) > 0 {
 		var err error
-		if ex, err = a.extract(ctx, req.Question, resp.Passages, kept, cands, report); err != nil {
+		if ex, err = a.extract(ctx, req.Question, resp.Passages, kept, cands, scores, report); err != nil {
 			return nil, err
 		}
 		status, _ = report.Apply(ex.status)

@@ -135,7 +135,7 @@ type extraction struct {
 // candidate's index in cands (absent for a named clause); report says which
 // named clauses came back.
 func (a *Asker) extract(ctx context.Context, question string, passages []Passage, kept map[int]string,
-	cands []retrieve.Candidate, report ClauseReport) (*extraction, error) {
+	cands []retrieve.Candidate, scores []float64, report ClauseReport) (*extraction, error) {
 	passageCand := map[int]int{}
 	for ci, id := range kept {
 		for pi, p := range passages {
@@ -239,8 +239,15 @@ func (a *Asker) extract(ctx context.Context, question string, passages []Passage
 	}
 	if len(inputs) > 0 {
 		scorer := a.opt.Sentences
-		if o, ok := scorer.(OfflineSentences); ok && o.MinPassage == 0 {
-			o.MinPassage = a.opt.RerankMedium
+		if o, ok := scorer.(OfflineSentences); ok {
+			if o.MinPassage == 0 {
+				o.MinPassage = a.opt.RerankMedium
+			}
+			// A sentence never scores above its passage as the reranker
+			// scored it, when the reranker is the same model.
+			if r, ok := a.opt.Reranker.(Offline); ok && r.Model.Version == o.Model.Version && len(scores) == len(cands) {
+				o.PassageScores = scores
+			}
 			scorer = o
 		}
 		scores, err := scorer.ScoreSentences(ctx, question, inputs, cands)

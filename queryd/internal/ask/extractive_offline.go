@@ -38,7 +38,13 @@ type OfflineSentences struct {
 	// the sentence model without the cosine. 0 embeds every sentence; an
 	// Asker sets its medium mark when it is 0.
 	MinPassage float64
-	Logger     *slog.Logger
+	// PassageScores, when it has one score per candidate, are the
+	// passages' probabilities as the same model reranked them (the Asker
+	// sets them): the best over the question's variants, each candidate
+	// scored within the search it came from. Without them the candidates
+	// are scored here, against the question as written, as one list.
+	PassageScores []float64
+	Logger        *slog.Logger
 }
 
 // Name is the model's version with the sentence model's.
@@ -67,6 +73,9 @@ func SentenceProbs(rows [][]float64, withCos []bool) []float64 {
 
 // PassageProbs are the offline model's probabilities of the candidates.
 func (o OfflineSentences) PassageProbs(q string, cands []retrieve.Candidate) []float64 {
+	if len(o.PassageScores) == len(cands) && len(cands) > 0 {
+		return o.PassageScores
+	}
 	lc := make([]lrank.Candidate, len(cands))
 	for i, c := range cands {
 		lc[i] = lrank.FromRetrieve(c)

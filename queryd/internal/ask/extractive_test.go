@@ -282,7 +282,7 @@ func TestExtractive(t *testing.T) {
 		ps := []Passage{{ID: "S1", Ref: ref.String(), Text: body[from:to], Citation: Citation{File: "msa.md", Lines: "7-8", Layer: "clauses"}}}
 		c := retrieve.Candidate{DocumentID: id, Start: from, End: to, Text: body[from:to], File: "msa.md", Layer: "clauses"}
 		ex, err := f.asker(nil).extract(ctx, "Either party notice registered mail?", ps,
-			map[int]string{0: "S1"}, []retrieve.Candidate{c}, ClauseReport{})
+			map[int]string{0: "S1"}, []retrieve.Candidate{c}, nil, ClauseReport{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -756,7 +756,7 @@ func TestSentenceCitesItsClause(t *testing.T) {
 	c := retrieve.Candidate{DocumentID: id, Start: from, End: to, Text: body[from:to], File: "msa.md", Layer: "clauses"}
 	a := f.asker(nil)
 	ex, err := a.extract(ctx, "How can either party end this agreement with written notice?", ps,
-		map[int]string{0: "S1"}, []retrieve.Candidate{c}, ClauseReport{})
+		map[int]string{0: "S1"}, []retrieve.Candidate{c}, nil, ClauseReport{})
 	if err != nil {
 		t.Fatal(err)
 	}
