@@ -193,6 +193,9 @@ type pass struct {
 	best       float64 // best score on the basis
 	atMedium   int
 	high, med  float64
+	// placed says, after a fallback that kept the routed layers first
+	// (routedFirst), why each of their candidates is where it is.
+	placed map[int64]string
 }
 
 // Ask answers one question.
@@ -389,7 +392,7 @@ func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request
 // search gave it; the status is judged on them as on any pass.
 func (a *Asker) routedFirst(routed, wide *pass, routedLayers map[string]bool) *pass {
 	scored := routed.rerank != nil && wide.rerank != nil
-	out := &pass{layers: wide.layers, first: wide.first, rerankErr: wide.rerankErr}
+	out := &pass{layers: wide.layers, first: wide.first, rerankErr: wide.rerankErr, placed: map[int64]string{}}
 	if wide.rerankErr == nil {
 		out.rerankErr = routed.rerankErr
 	}
@@ -405,6 +408,7 @@ func (a *Asker) routedFirst(routed, wide *pass, routedLayers map[string]bool) *p
 	for i, c := range wide.candidates {
 		if routedLayers[c.Layer] {
 			add(wide, i)
+			out.placed[c.ChunkID] = "kept ahead of the other layers' results after the routing fallback"
 		} else {
 			rest = append(rest, i)
 		}
@@ -412,6 +416,7 @@ func (a *Asker) routedFirst(routed, wide *pass, routedLayers map[string]bool) *p
 	for i, c := range routed.candidates {
 		if !taken[c.ChunkID] {
 			add(routed, i)
+			out.placed[c.ChunkID] = "from the routed search, which the search over every layer did not return; kept ahead of the other layers' results"
 		}
 	}
 	limit := max(len(wide.candidates), len(routed.candidates))
@@ -705,6 +710,9 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 		for i, c := range cands {
 			rc := RetrievedChunk{ChunkID: c.ChunkID, Ref: c.Ref(), Layer: c.Layer, File: c.File,
 				Similarity: round(c.Similarity), Passage: kept[i], Explain: explain(c)}
+			if why := p.placed[c.ChunkID]; why != "" {
+				rc.Explain += ", " + why
+			}
 			if top > 0 {
 				rc.Score = round(c.Fused / top)
 			}

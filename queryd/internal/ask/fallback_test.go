@@ -68,6 +68,15 @@ func TestFallbackKeepsTheRoutedResults(t *testing.T) {
 	if len(r.Passages) < 2 || r.Passages[0].Citation.Layer != "tariffs" || r.Passages[0].OutsideRouting {
 		t.Fatalf("the routed layer's tariff first, got %q", files(r))
 	}
+	var explained bool
+	for _, c := range r.RetrievedChunks {
+		if c.Layer == "tariffs" {
+			explained = strings.Contains(c.Explain, "kept ahead of the other layers' results")
+		}
+	}
+	if !explained {
+		t.Errorf("the tariff's explain does not say why it is first: %+v", r.RetrievedChunks)
+	}
 	for _, p := range r.Passages[1:] {
 		if p.Citation.Layer != "deals" || !p.OutsideRouting {
 			t.Errorf("%s (%s): want a deals passage marked outside routing", p.ID, p.Citation.File)
