@@ -17,16 +17,14 @@ import (
 	"github.com/stratakb/stratakb/internal/testenv"
 )
 
-// TestDBScriptKeepsPortAndRoles runs scripts/db.sh the way `make db-start`
-// and `make db-stop` do, on a cluster of its own: the port is chosen once,
-// outside Linux's ephemeral range, and kept across a stop and a start; TCP
-// connections need the generated passwords, which db.sh never prints; the
-// queryd role logs in with its own.
-func TestDBScriptKeepsPortAndRoles(t *testing.T) {
+// dbshDirs skips without PostgreSQL 15's server binaries and returns the
+// repository root and a new folder under /tmp the postgres user can enter
+// (a test's own temporary folder is private to root).
+func dbshDirs(t *testing.T) (root, dir string) {
+	t.Helper()
 	if _, err := os.Stat("/usr/lib/postgresql/15/bin/pg_ctl"); err != nil {
 		testenv.Missing(t, "PostgreSQL 15 server binaries (make setup)")
 	}
-	root := testenv.RepoRoot(t)
 	dir, err := os.MkdirTemp("/tmp", "stratakb-dbsh-")
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +32,16 @@ func TestDBScriptKeepsPortAndRoles(t *testing.T) {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return testenv.RepoRoot(t), dir
+}
+
+// TestDBScriptKeepsPortAndRoles runs scripts/db.sh the way `make db-start`
+// and `make db-stop` do, on a cluster of its own: the port is chosen once,
+// outside Linux's ephemeral range, and kept across a stop and a start; TCP
+// connections need the generated passwords, which db.sh never prints; the
+// queryd role logs in with its own.
+func TestDBScriptKeepsPortAndRoles(t *testing.T) {
+	root, dir := dbshDirs(t)
 	envFile := filepath.Join(dir, "env", "db.env")
 	dbsh := func(verb string) string {
 		t.Helper()
@@ -154,17 +162,7 @@ func TestDBScriptKeepsPortAndRoles(t *testing.T) {
 // replaced by a new file, as dpkg does.
 func TestDBScriptRestartsAnUpgradedServer(t *testing.T) {
 	const sysBin = "/usr/lib/postgresql/15/bin"
-	if _, err := os.Stat(filepath.Join(sysBin, "pg_ctl")); err != nil {
-		testenv.Missing(t, "PostgreSQL 15 server binaries (make setup)")
-	}
-	root := testenv.RepoRoot(t)
-	dir, err := os.MkdirTemp("/tmp", "stratakb-dbsh-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	root, dir := dbshDirs(t)
 	copyExe := func(name, to string) {
 		t.Helper()
 		b, err := os.ReadFile(filepath.Join(sysBin, name))
