@@ -180,6 +180,23 @@ func newAsker(t *testing.T, opt func(*Options)) *fixture {
 	return f
 }
 
+// writeFolder writes docs (path: content) into a new folder named name
+// under the test's temporary folder and returns its path.
+func writeFolder(t *testing.T, name string, docs map[string]string) string {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), name)
+	for p, c := range docs {
+		full := filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
 func ask(t *testing.T, a *Asker, req Request) *Response {
 	t.Helper()
 	resp, err := a.Ask(context.Background(), req)

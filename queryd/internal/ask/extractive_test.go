@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -61,17 +59,8 @@ type exFixture struct {
 
 func newExFixture(t *testing.T) *exFixture {
 	pool, url := dbtest.NewPool(t)
-	dir := t.TempDir()
 	for name, docs := range map[string]map[string]string{"clauses": extractiveDocs, "legacy": legacyDocs} {
-		root := filepath.Join(dir, name)
-		if err := os.MkdirAll(root, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for p, c := range docs {
-			if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		root := writeFolder(t, name, docs)
 		ingesttest.Ingest(t, pool, jobs.Layer{Name: name, Root: root, ChunkSize: 200, AnswerMode: "extractive"},
 			ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})})
 	}

@@ -3,8 +3,6 @@ package ask
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,20 +23,7 @@ import (
 // answer reads, so the answer was not_found).
 func TestFallbackKeepsTheRoutedResults(t *testing.T) {
 	pool, url := dbtest.NewPool(t)
-	write := func(dir string, docs map[string]string) string {
-		t.Helper()
-		root := filepath.Join(t.TempDir(), dir)
-		if err := os.MkdirAll(root, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for p, c := range docs {
-			if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return root
-	}
-	tariffs := write("tariffs", map[string]string{
+	tariffs := writeFolder(t, "tariffs", map[string]string{
 		"parcel-tariff.md": "# Parcel tariff\n\nZone Z1, same city: 4.20 EUR. Zone Z2, same country: 6.90 EUR.\n",
 	})
 	notices := map[string]string{}
@@ -47,7 +32,7 @@ func TestFallbackKeepsTheRoutedResults(t *testing.T) {
 			"is agreed per delivery; the base fee for a delivery within the city is invoiced monthly (notice %d). ", i, i) +
 			strings.Repeat("The carrier keeps the records of each delivery for the period the contract sets. ", 10) + "\n"
 	}
-	deals := write("deals", notices)
+	deals := writeFolder(t, "deals", notices)
 	opt := ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})}
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "tariffs", Root: tariffs, RoutingPatterns: []string{"tariff"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "deals", Root: deals}, opt)

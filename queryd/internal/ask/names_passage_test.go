@@ -2,8 +2,6 @@ package ask
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -99,15 +97,7 @@ var agreements = map[string]string{
 // agreement whose clause shares more of the question's words.
 func TestNamesSelectTheDocument(t *testing.T) {
 	pool, url := dbtest.NewPool(t)
-	root := filepath.Join(t.TempDir(), "agreements")
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for p, c := range agreements {
-		if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := writeFolder(t, "agreements", agreements)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "agreements", Root: root, ChunkSize: 200},
 		ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})})
 	ctx := context.Background()

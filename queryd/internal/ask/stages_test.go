@@ -2,8 +2,6 @@ package ask
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -22,15 +20,7 @@ import (
 func TestAskStages(t *testing.T) {
 	t.Parallel()
 	pool, url := dbtest.NewPool(t)
-	root := filepath.Join(t.TempDir(), "rules")
-	for p, c := range rules {
-		if err := os.MkdirAll(root, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root, p), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := writeFolder(t, "rules", rules)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "rules", Root: root, ChunkSize: 400},
 		ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})})
 	st, err := store.OpenCorpus(context.Background(), dbtest.QuerydURL(t, url))
