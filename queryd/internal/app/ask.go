@@ -25,8 +25,9 @@ import (
 )
 
 // newAsker builds strata_ask over the corpus with the query embedder;
-// ledger, when set, records the interactions.
-func newAsker(corpus *store.Corpus, ledger *store.Ledger, q *queryEmbedder, cfg Config, log *slog.Logger) (*askpkg.Asker, error) {
+// ledger, when set, records the interactions; receipts, when set, stores
+// the extractive answers' receipts.
+func newAsker(corpus *store.Corpus, ledger, receipts *store.Ledger, q *queryEmbedder, cfg Config, log *slog.Logger) (*askpkg.Asker, error) {
 	opts := q.options(cfg)
 	eng := retrieve.New(corpus, retrieve.Options{Embedder: opts.Embedder, EmbedderError: opts.EmbedderError,
 		KeywordSlots: opts.KeywordSlots})
@@ -48,8 +49,8 @@ func newAsker(corpus *store.Corpus, ledger *store.Ledger, q *queryEmbedder, cfg 
 	// with reranking off, and their receipts go to the ledger.
 	o.Embedder = opts.Embedder
 	o.Sentences, o.SentencesError = newSentenceScorer(cfg, opts.Embedder, log)
-	if ledger != nil {
-		o.Receipts = ledger
+	if receipts != nil {
+		o.Receipts = receipts
 	}
 	return askpkg.New(o), nil
 }
@@ -128,8 +129,15 @@ func askVerb(ctx context.Context, args []string, getenv func(string) string, std
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	q := newQueryEmbedder(cfg.Embed, log)
 	defer q.close()
-	// The command line records no interaction: nobody can rate it later.
-	asker, err := newAsker(corpus, nil, q, cfg, log)
+	// The command line records no interaction (nobody can rate it later),
+	// but an extractive answer gets its receipt, which `queryd receipt`
+	// shows.
+	receipts, err := store.OpenLedger(ctx, cfg.DatabaseURL, store.WithCheck(roleCheck(cfg.AllowOwner, nil)))
+	if err != nil {
+		return err
+	}
+	defer receipts.Close()
+	asker, err := newAsker(corpus, nil, receipts, q, cfg, log)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
@@ -225,7 +233,7 @@ func render(w io.Writer, r *askpkg.Response) {
 		}
 	}
 	if r.ReceiptID != "" {
-		fmt.Fprintf(w, "\nReceipt: %s\n", r.ReceiptID)
+		fmt.Fprintf(w, "\nReceipt: %s (queryd receipt %s shows it)\n", r.ReceiptID, r.ReceiptID)
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "\nNote: %s\n", n)

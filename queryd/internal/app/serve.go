@@ -73,7 +73,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		opts.Recorder = ledger
 		opts.Affinities = corpus
 	}
-	asker, err := newAsker(corpus, ledger, q, cfg, log)
+	asker, err := newAsker(corpus, ledger, ledger, q, cfg, log)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
