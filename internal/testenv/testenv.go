@@ -65,3 +65,18 @@ func Missing(t testing.TB, why string) {
 	}
 	t.Skipf("skipped: %s", why)
 }
+
+// WriteFiles writes files (a path relative to dir → its content) under dir,
+// making the folders they need.
+func WriteFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -3,12 +3,12 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/internal/testenv"
 	"github.com/stratakb/stratakb/jobs"
 )
 
@@ -19,14 +19,8 @@ func TestAskVerbIssuesAReceipt(t *testing.T) {
 	ctx := context.Background()
 	owner, qurl := asQuerydRole(t)
 	root := filepath.Join(t.TempDir(), "rules")
-	if err := os.MkdirAll(root, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	doc := "# Leave\n\n## 3 Carry-over\n\nUp to five unused leave days may be carried into the next calendar year. " +
-		"Days carried over lapse at the end of March.\n"
-	if err := os.WriteFile(filepath.Join(root, "leave.md"), []byte(doc), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFiles(t, root, map[string]string{"leave.md": "# Leave\n\n## 3 Carry-over\n\n" +
+		"Up to five unused leave days may be carried into the next calendar year. Days carried over lapse at the end of March.\n"})
 	ingesttest.Ingest(t, owner, jobs.Layer{Name: "rules", Root: root, AnswerMode: "extractive"}, ingesttest.Options{})
 	env := map[string]string{"QUERYD_DATABASE_URL": qurl, "STRATA_MODEL_DIR": t.TempDir()}
 	run := func(args ...string) (string, error) {

@@ -185,15 +185,7 @@ func newAsker(t *testing.T, opt func(*Options)) *fixture {
 func writeFolder(t *testing.T, name string, docs map[string]string) string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), name)
-	for p, c := range docs {
-		full := filepath.Join(root, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.WriteFiles(t, root, docs)
 	return root
 }
 

@@ -85,7 +85,7 @@ func runGolden(t *testing.T, dir string, model embed.Embedder) {
 	ingest := func(layer jobs.Layer, files map[string]string) {
 		t.Helper()
 		root := filepath.Join(f.dir, layer.Name)
-		writeFiles(t, root, files)
+		testenv.WriteFiles(t, root, files)
 		layer.Root = root
 		ingesttest.Ingest(t, f.pool, layer, ingesttest.Options{Vectorizer: vec})
 	}

@@ -65,20 +65,6 @@ type fixture struct {
 	dir   string
 }
 
-// writeFiles writes files (relative path → content) under dir.
-func writeFiles(t testing.TB, dir string, files map[string]string) {
-	t.Helper()
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // poolFromEnv connects to the database named by the environment variable
 // env, which keeps what a slow evaluation or benchmark loaded between runs;
 // without it, to a fresh test database.
@@ -108,7 +94,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) ingest(t *testing.T, layer jobs.Layer, files map[string]string) {
 	t.Helper()
 	root := filepath.Join(f.dir, layer.Name)
-	writeFiles(t, root, files)
+	testenv.WriteFiles(t, root, files)
 	layer.Root = root
 	ingesttest.Ingest(t, f.pool, layer, ingesttest.Options{Vectorizer: jobs.SingleVector(f.emb)})
 }

@@ -3,6 +3,8 @@ package search
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/stratakb/stratakb/internal/testenv"
 )
 
 // paraphraseHandbook holds, for each paraphrase question below, one passage
@@ -28,7 +30,7 @@ var paraphraseHandbook = map[string]string{
 func TestParaphraseReachesResultsUSELite(t *testing.T) {
 	t.Parallel()
 	root := filepath.Join(t.TempDir(), "handbook")
-	writeFiles(t, root, paraphraseHandbook)
+	testenv.WriteFiles(t, root, paraphraseHandbook)
 	s := useliteSearcher(t, "handbook", root, len(paraphraseHandbook))
 	for _, tc := range []struct{ question, file string }{
 		{"Do remote staff get money toward their broadband bill?", "allowances.md"},

@@ -30,7 +30,7 @@ func writeTableLayer(t *testing.T, root string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		writeFiles(t, root, map[string]string{name: string(data)})
+		testenv.WriteFiles(t, root, map[string]string{name: string(data)})
 	}
 	// A long catalogue: AC04's row is line 151 of 300, among rows that
 	// share every other word with it.
@@ -43,7 +43,7 @@ func writeTableLayer(t *testing.T, root string) {
 		}
 		fmt.Fprintf(&csv, "%s,Hinge pin size %d,Kestrel Metals,replaces an older hinge pin\n", code, r)
 	}
-	writeFiles(t, root, map[string]string{"catalogue.csv": csv.String()})
+	testenv.WriteFiles(t, root, map[string]string{"catalogue.csv": csv.String()})
 
 	wb := excelize.NewFile()
 	must := func(err error) {
