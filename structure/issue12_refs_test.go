@@ -24,6 +24,9 @@ func TestNumbersThatAreNotClauses(t *testing.T) {
 		"Which rules applied in 2024.03?",
 		"What changed between 2023.11 and 2024.3?",
 		"Does € 7.2 include VAT?",
+		"How often is a bugfix release put out in the 2.3.x cycle?",
+		"Was 7.2.X ever supported?",
+		"Do 4.3.* builds still get patches?",
 	} {
 		if refs := ParseReferences(q); len(refs) > 0 {
 			t.Errorf("%q: references %v, want none", q, refBriefs(refs))
@@ -35,6 +38,7 @@ func TestNumbersThatAreNotClauses(t *testing.T) {
 		"What does 4.3.2 say about a kg?":    `clause 4.3.2 "4.3.2"`,
 		"What does clause 7.2 say?":          `clause 7.2 "clause 7.2"`,
 		"Under 7.2, who pays EUR 5 million?": `clause 7.2 "7.2" weak`,
+		"Does 4.3.xyz apply?":                `clause 4.3 "4.3" weak`,
 	} {
 		if got := refBriefs(ParseReferences(q)); !slices.Equal(got, []string{want}) {
 			t.Errorf("%q: references %v, want %s", q, got, want)
