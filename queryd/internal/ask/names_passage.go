@@ -168,6 +168,27 @@ func (c namesCandidate) window(room int) (start, end int, ok bool) {
 		}
 		start += size
 	}
+	// A long line (a filed contract's preamble is often a single line of
+	// a thousand characters) can put the name past the window: then the
+	// window starts within the line, at a word about a third of the room
+	// before the name.
+	if lead := room / 3; utf8.RuneCountInString(text[start:c.at]) > lead {
+		at := c.at
+		for k := 0; k < lead && at > start; k++ {
+			_, size := utf8.DecodeLastRuneInString(text[:at])
+			at -= size
+		}
+		// Forward to the start of a word, unless the name is the word.
+		for i := at; i < c.at; {
+			r, size := utf8.DecodeRuneInString(text[i:])
+			i += size
+			if unicode.IsSpace(r) {
+				at = i
+				break
+			}
+		}
+		start = at
+	}
 	part := cutAtWord(text[start:], room)
 	if part == "" {
 		return 0, 0, false

@@ -72,6 +72,23 @@ func TestNamesWindow(t *testing.T) {
 	if err != nil || r.Start != 100+s || r.End != 100+e {
 		t.Errorf("ref %s for window %d-%d", p.Ref, s, e)
 	}
+
+	// A preamble on one long line, the name far into it: the window
+	// starts within the line, at a word, and holds the name.
+	long := "Exhibit 10.22   DEVELOPMENT AGREEMENT   This Agreement " + strings.Repeat("is entered into and effective as of the date ", 8) +
+		"by and between Initech Corp and HotWidget Ltd, each a party. " + strings.Repeat("The parties agree as follows. ", 6)
+	c = namesCandidate{hit: store.Hit{Text: long, LineStart: 1, LineEnd: 1}, at: strings.Index(long, "Initech")}
+	s, e, ok = c.window(240)
+	if !ok {
+		t.Fatal("no window in 240 characters of a long line")
+	}
+	part = long[s:e]
+	if !strings.Contains(part, "Initech Corp and HotWidget") || len([]rune(part)) > 240 || s == 0 || long[s-1] != ' ' {
+		t.Errorf("long line: window %d-%d %q", s, e, part)
+	}
+	if p := c.passage("S2", s, e, store.DocInfo{}); p.Citation.Lines != "1-1" {
+		t.Errorf("long line: lines %s", p.Citation.Lines)
+	}
 }
 
 // agreements are two supply agreements whose assignment clauses read

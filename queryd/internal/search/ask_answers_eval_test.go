@@ -54,7 +54,8 @@ type askFigure struct{ ok, falseFound float64 }
 // and its measured marks 0.8 / 0.3 (0.35 before short codes after words
 // like "zone" counted as names; docs/ask.md, "Measured"), with the names
 // passage and names selecting an extractive answer's document (contract
-// 0.67 -> 0.81 both ways; "Names select the document"). The issue's
+// 0.67 -> 0.81 both ways; "Names select the document"), and a names
+// passage found on a long line (contract 0.81 -> 0.83 both ways). The issue's
 // targets, over the answerable questions: answered >= 0.80, found without
 // a gold passage <= 0.05; unanswerable not_found >= 0.85.
 var askFiguresNamed = map[string]askFigure{
@@ -62,7 +63,7 @@ var askFiguresNamed = map[string]askFigure{
 	answers.KindLexical:      {0.95, 0},
 	answers.KindParaphrase:   {0.08, 0},
 	answers.KindCode:         {0.85, 0},
-	answers.KindContract:     {0.81, 0},
+	answers.KindContract:     {0.83, 0},
 	answers.KindTable:        {1, 0},
 	answers.KindUnanswerable: {0.84, 0},
 }
@@ -72,7 +73,7 @@ var askFiguresRouted = map[string]askFigure{
 	answers.KindLexical:      {1, 0},
 	answers.KindParaphrase:   {0, 0},
 	answers.KindCode:         {0.85, 0},
-	answers.KindContract:     {0.81, 0},
+	answers.KindContract:     {0.83, 0},
 	answers.KindTable:        {1, 0},
 	answers.KindUnanswerable: {0.84, 0},
 }
