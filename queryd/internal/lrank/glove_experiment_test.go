@@ -238,3 +238,4 @@ func softFeatures(w wordVecs, q string, cands []Candidate) [][]float64 {
 	}
 	return out
 }
+
