@@ -239,3 +239,50 @@ func softFeatures(w wordVecs, q string, cands []Candidate) [][]float64 {
 	return out
 }
 
+
+// TestListLengthFeature (STRATA_RERANK_EXPERIMENT=judged lists) measures a
+// feature of the list's length: a short list (a ten-chunk layer returns
+// two or three candidates) makes every feature read against the list's
+// best look better than it is.
+func TestListLengthFeature(t *testing.T) {
+	path := os.Getenv("STRATA_RERANK_EXPERIMENT")
+	if path == "" {
+		t.Skip("set STRATA_RERANK_EXPERIMENT")
+	}
+	js, err := ReadJudged(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var train []Judged
+	for _, j := range js {
+		if j.Split == "train" {
+			train = append(train, j)
+		}
+	}
+	base, owner := Examples(train, 0.5)
+	fmt.Printf("| list feature | CV log loss | SciFact nDCG@10 | answers gold first | MRR | AUC | mark (unans 0.88) | answered there |\n|---|---|---|---|---|---|---|---|\n")
+	for _, v := range []struct {
+		name string
+		f    func(n int) []float64
+	}{
+		{"none (today)", func(int) []float64 { return nil }},
+		{"1/n", func(n int) []float64 { return []float64{1 / float64(n)} }},
+		{"n < 5", func(n int) []float64 {
+			if n < 5 {
+				return []float64{1}
+			}
+			return []float64{0}
+		}},
+		{"ln n", func(n int) []float64 { return []float64{math.Log(float64(n))} }},
+	} {
+		ex := make([]Example, len(base))
+		for i, e := range base {
+			e.F = append(append([]float64(nil), e.F...), v.f(len(train[owner[i][0]].Cands))...)
+			ex[i] = e
+		}
+		loss, scores := CrossValidate(train, ex, ex, owner, Folds(ex, 5), func(ex []Example) Model { return FitMixed(ex, 0.003, 1, "cv") })
+		ev := Evaluate(train, scores)
+		op := OperatingPoint(train, scores, 0.88)
+		fmt.Printf("| %s | %.4f | %.4f | %.3f | %.3f | %.3f | %.2f | %.3f |\n", v.name, loss, ev.NDCG, ev.GoldFirst, mrr(train, scores), ev.AUC, op.Mark, op.Answered)
+	}
+}
