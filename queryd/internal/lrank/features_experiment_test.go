@@ -239,7 +239,6 @@ func softFeatures(w wordVecs, q string, cands []Candidate) [][]float64 {
 	return out
 }
 
-
 // TestListLengthFeature (STRATA_RERANK_EXPERIMENT=judged lists) measures a
 // feature of the list's length: a short list (a ten-chunk layer returns
 // two or three candidates) makes every feature read against the list's
@@ -281,6 +280,62 @@ func TestListLengthFeature(t *testing.T) {
 			ex[i] = e
 		}
 		loss, scores := CrossValidate(train, ex, ex, owner, Folds(ex, 5), func(ex []Example) Model { return FitMixed(ex, 0.003, 1, "cv") })
+		ev := Evaluate(train, scores)
+		op := OperatingPoint(train, scores, 0.88)
+		fmt.Printf("| %s | %.4f | %.4f | %.3f | %.3f | %.3f | %.2f | %.3f |\n", v.name, loss, ev.NDCG, ev.GoldFirst, mrr(train, scores), ev.AUC, op.Mark, op.Answered)
+	}
+}
+
+// TestPairProducts (STRATA_RERANK_EXPERIMENT=judged lists) measures the
+// pairwise products of ten of today's features as more features: the
+// logistic model adds what each feature says, and cannot let one feature
+// change what another means (coverage with a high cosine, say).
+func TestPairProducts(t *testing.T) {
+	path := os.Getenv("STRATA_RERANK_EXPERIMENT")
+	if path == "" {
+		t.Skip("set STRATA_RERANK_EXPERIMENT")
+	}
+	js, err := ReadJudged(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var train []Judged
+	for _, j := range js {
+		if j.Split == "train" {
+			train = append(train, j)
+		}
+	}
+	base, owner := Examples(train, 0.5)
+	key := []string{"lex_rr", "cosine", "cosine_gap", "fused_rr", "coverage", "idf_coverage", "doc_coverage", "unknown_share", "clause_words", "sentence_cover"}
+	var idx []int
+	for _, k := range key {
+		for i, n := range FeatureNames {
+			if n == k {
+				idx = append(idx, i)
+			}
+		}
+	}
+	fmt.Printf("| variant | CV log loss | SciFact nDCG@10 | answers gold first | MRR | AUC | mark (unans 0.88) | answered there |\n|---|---|---|---|---|---|---|---|\n")
+	for _, v := range []struct {
+		name string
+		l2   float64
+		prod bool
+	}{{"today", 0.003, false}, {"products, L2 0.003", 0.003, true}, {"products, L2 0.01", 0.01, true}, {"products, L2 0.03", 0.03, true}} {
+		ex := make([]Example, len(base))
+		for i, e := range base {
+			f := append([]float64(nil), e.F...)
+			if v.prod {
+				for a := 0; a < len(idx); a++ {
+					for b := a + 1; b < len(idx); b++ {
+						f = append(f, e.F[idx[a]]*e.F[idx[b]])
+					}
+				}
+			}
+			e.F = f
+			ex[i] = e
+		}
+		l2 := v.l2
+		loss, scores := CrossValidate(train, ex, ex, owner, Folds(ex, 5), func(ex []Example) Model { return FitMixed(ex, l2, 1, "cv") })
 		ev := Evaluate(train, scores)
 		op := OperatingPoint(train, scores, 0.88)
 		fmt.Printf("| %s | %.4f | %.4f | %.3f | %.3f | %.3f | %.2f | %.3f |\n", v.name, loss, ev.NDCG, ev.GoldFirst, mrr(train, scores), ev.AUC, op.Mark, op.Answered)
