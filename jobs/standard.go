@@ -13,7 +13,7 @@ import (
 
 // standardVersion changes when the parsers or the structure map change what
 // they produce for the same bytes: every document is then parsed again.
-const standardVersion = 10 // 10: a filing's margin is the smallest indentation a third of its paragraphs share; 9: a filing's margin read without page numbers and list items, from a third of its paragraphs; 8: roman and centred Article headings, run-on ARTICLE headings, underlines run onto a title, section keys of roman Articles as numbers; 7: agreements' inline clause titles ("1. Term. This…"); 6: PDF lines and words by glyph position (issue 12); 5: tables of contents, Markdown heading numbers and anchors
+const standardVersion = 11 // 11: a clause title followed at once by its first subclause ("2.2. Early Termination.   2.2.1. Either…"), and inline-titled clauses indented up to 8 columns; 10: a filing's margin is the smallest indentation a third of its paragraphs share; 9: a filing's margin read without page numbers and list items, from a third of its paragraphs; 8: roman and centred Article headings, run-on ARTICLE headings, underlines run onto a title, section keys of roman Articles as numbers; 7: agreements' inline clause titles ("1. Term. This…"); 6: PDF lines and words by glyph position (issue 12); 5: tables of contents, Markdown heading numbers and anchors
 
 // StandardPipeline is the pipeline ingestd runs: the parsers, the structure
 // map and the chunker.

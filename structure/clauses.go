@@ -112,6 +112,12 @@ func (p *parser) clause(i int) {
 		// ("                 ARTICLE I" / "DEFINITIONS"); a keyword
 		// heading alone on its line is no running text.
 		maxIndent = 80
+	} else if p.format != schema.FormatMarkdown && form == formInline {
+		// A numbered clause whose title runs on ("    3. Proprietary
+		// Rights.   3.1. Subject to…") reads as a heading however the
+		// page break before it indented it; running text and list items
+		// do not pass InlineTitle.
+		maxIndent = 8
 	}
 	if l.indent > maxIndent {
 		return

@@ -221,6 +221,9 @@ func TestInlineTitle(t *testing.T) {
 		"Services":                                          "",
 		"Terms\ne.g.":                                       "",
 		"Mr.1.":                                             "",
+		"Early Termination.   2.2.1. Either party may":      "Early Termination",
+		"Data & Inventions.   7.1 Each party owns":          "Data & Inventions",
+		"Payment Terms. 7 days later":                       "",
 	} {
 		if got := InlineTitle(rest); got != want {
 			t.Errorf("InlineTitle(%q) = %q, want %q", rest, got, want)
@@ -325,4 +328,32 @@ func textPaths(text string) []string {
 		got = append(got, s.Path)
 	}
 	return got
+}
+
+// TestHeadingThenSubclause is issue 12 class 9 for filed agreements whose
+// text runs the clauses onto one long line: a heading's title followed at
+// once by its first subclause ("2. Term and Termination.   2.1. Term.")
+// is a heading, and so is one that a page break indented
+// ("    3. Proprietary Rights.   3.1. Subject to…"), so a subclause's
+// text is not cited under the clause before it.
+func TestHeadingThenSubclause(t *testing.T) {
+	text := "DEVELOPMENT AGREEMENT   This Agreement is made between Initech Corp and HotWidget Ltd.   " +
+		"1. Fees.   1.1. Payment. Initech pays the fee monthly.   " +
+		"2. Term and Termination.   2.1. Term. The term is one year.   2.2. Early Termination.   " +
+		"2.2.1. Either party may terminate on thirty days' notice.     1\n\n" +
+		"Source: INITECH CORP, 10-K, 12/23/2019\n\n\n\n" +
+		"    3. Proprietary Rights.   3.1. Subject to the licence, HotWidget owns the improvements.\n"
+	var got []string
+	for _, s := range Parse(text, 0, schema.FormatText) {
+		got = append(got, s.Path)
+	}
+	want := []string{"1 Fees", "1 Fees > 1.1 Payment", "2 Term and Termination", "2 Term and Termination > 2.1 Term",
+		"2 Term and Termination > 2.2 Early Termination", "3 Proprietary Rights"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("paths:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Running text indented as far is still not a heading.
+	if secs := Parse("Intro line.\n\n    4. Then we buy milk and go home.\n", 0, schema.FormatText); len(secs) != 0 {
+		t.Errorf("running text read as a heading: %+v", secs)
+	}
 }

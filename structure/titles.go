@@ -37,8 +37,10 @@ func InlineTitle(rest string) string {
 		r, _ := utf8.DecodeRuneInString(after)
 		first, _, _ := strings.Cut(after, " ")
 		// A sentence starts, or a name that starts in lower case
-		// ("eGain will provide…").
-		if !unicode.IsUpper(r) && !strings.ContainsRune("(\"“'‘[", r) && strings.IndexFunc(first, unicode.IsUpper) < 0 {
+		// ("eGain will provide…"), or the heading's first subclause
+		// ("Early Termination.   2.2.1. Either party…").
+		if !unicode.IsUpper(r) && !strings.ContainsRune("(\"“'‘[", r) && strings.IndexFunc(first, unicode.IsUpper) < 0 &&
+			!subclauseLead(after) {
 			return ""
 		}
 	}
@@ -230,4 +232,12 @@ func clip(s string) string {
 		cut = i
 	}
 	return strings.TrimSpace(s[:cut]) + "…"
+}
+
+// subclauseLead reports whether s opens with a clause number of two or
+// more parts ("2.2.1.", "7.1 "): a heading's first subclause, which may
+// follow the heading's title at once.
+func subclauseLead(s string) bool {
+	ld, ok := parseLead(s)
+	return ok && !ld.keyword && ld.family == "" && len(ld.parts) >= 2
 }
