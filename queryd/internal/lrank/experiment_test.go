@@ -13,20 +13,7 @@ import (
 // pairwise term, the pairwise fit calibrated, and the weight of the
 // answer set. It reads no test list.
 func TestRankingObjectives(t *testing.T) {
-	path := os.Getenv("STRATA_RERANK_EXPERIMENT")
-	if path == "" {
-		t.Skip("set STRATA_RERANK_EXPERIMENT=judged.json to compare ranking objectives")
-	}
-	js, err := ReadJudged(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var train []Judged
-	for _, j := range js {
-		if j.Split == "train" {
-			train = append(train, j)
-		}
-	}
+	train := experimentTrain(t)
 	// The ceiling: every relevant candidate first.
 	oracle := make([][]float64, len(train))
 	for i, j := range train {
@@ -80,10 +67,7 @@ func TestRankingObjectives(t *testing.T) {
 		// The log loss is always read at the 0.5 share, so that variants
 		// of the share compare on one scale.
 		ref, _ := Examples(train, 0.5)
-		loss, scores := CrossValidate(train, ex, ref, owner, Folds(ex, 5), v.fit)
-		ev := Evaluate(train, scores)
-		op := OperatingPoint(train, scores, 0.88)
-		fmt.Printf("| %s | %.4f | %.4f | %.3f | %.3f | %.3f | %.2f | %.3f |\n", v.name, loss, ev.NDCG, ev.GoldFirst, mrr(train, scores), ev.AUC, op.Mark, op.Answered)
+		cvRow(v.name, train, ex, ref, owner, v.fit)
 	}
 }
 

@@ -17,21 +17,8 @@ import (
 // features from word vectors by grouped 5-fold cross-validation on the
 // train lists, against today's features.
 func TestWordVectorFeatures(t *testing.T) {
-	path, gl := os.Getenv("STRATA_RERANK_EXPERIMENT"), os.Getenv("STRATA_GLOVE")
-	if path == "" || gl == "" {
-		t.Skip("set STRATA_RERANK_EXPERIMENT and STRATA_GLOVE")
-	}
-	vecs := loadVecs(t, gl, 200000)
-	js, err := ReadJudged(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var train []Judged
-	for _, j := range js {
-		if j.Split == "train" {
-			train = append(train, j)
-		}
-	}
+	train := experimentTrain(t, "STRATA_GLOVE")
+	vecs := loadVecs(t, os.Getenv("STRATA_GLOVE"), 200000)
 	base, owner := Examples(train, 0.5)
 	extra := make([][][]float64, len(train))
 	for li, j := range train {
@@ -55,10 +42,7 @@ func TestWordVectorFeatures(t *testing.T) {
 			e.F = f
 			ex[i] = e
 		}
-		loss, scores := CrossValidate(train, ex, ex, owner, Folds(ex, 5), func(ex []Example) Model { return FitMixed(ex, 0.003, 1, "cv") })
-		ev := Evaluate(train, scores)
-		op := OperatingPoint(train, scores, 0.88)
-		fmt.Printf("| %s | %.4f | %.4f | %.3f | %.3f | %.3f | %.2f | %.3f |\n", v.name, loss, ev.NDCG, ev.GoldFirst, mrr(train, scores), ev.AUC, op.Mark, op.Answered)
+		cvRow(v.name, train, ex, ex, owner, atFive)
 	}
 }
 
@@ -244,20 +228,7 @@ func softFeatures(w wordVecs, q string, cands []Candidate) [][]float64 {
 // two or three candidates) makes every feature read against the list's
 // best look better than it is.
 func TestListLengthFeature(t *testing.T) {
-	path := os.Getenv("STRATA_RERANK_EXPERIMENT")
-	if path == "" {
-		t.Skip("set STRATA_RERANK_EXPERIMENT")
-	}
-	js, err := ReadJudged(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var train []Judged
-	for _, j := range js {
-		if j.Split == "train" {
-			train = append(train, j)
-		}
-	}
+	train := experimentTrain(t)
 	base, owner := Examples(train, 0.5)
 	fmt.Printf("| list feature | CV log loss | SciFact nDCG@10 | answers gold first | MRR | AUC | mark (unans 0.88) | answered there |\n|---|---|---|---|---|---|---|---|\n")
 	for _, v := range []struct {
@@ -279,10 +250,7 @@ func TestListLengthFeature(t *testing.T) {
 			e.F = append(append([]float64(nil), e.F...), v.f(len(train[owner[i][0]].Cands))...)
 			ex[i] = e
 		}
-		loss, scores := CrossValidate(train, ex, ex, owner, Folds(ex, 5), func(ex []Example) Model { return FitMixed(ex, 0.003, 1, "cv") })
-		ev := Evaluate(train, scores)
-		op := OperatingPoint(train, scores, 0.88)
-		fmt.Printf("| %s | %.4f | %.4f | %.3f | %.3f | %.3f | %.2f | %.3f |\n", v.name, loss, ev.NDCG, ev.GoldFirst, mrr(train, scores), ev.AUC, op.Mark, op.Answered)
+		cvRow(v.name, train, ex, ex, owner, atFive)
 	}
 }
 
@@ -291,20 +259,7 @@ func TestListLengthFeature(t *testing.T) {
 // logistic model adds what each feature says, and cannot let one feature
 // change what another means (coverage with a high cosine, say).
 func TestPairProducts(t *testing.T) {
-	path := os.Getenv("STRATA_RERANK_EXPERIMENT")
-	if path == "" {
-		t.Skip("set STRATA_RERANK_EXPERIMENT")
-	}
-	js, err := ReadJudged(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var train []Judged
-	for _, j := range js {
-		if j.Split == "train" {
-			train = append(train, j)
-		}
-	}
+	train := experimentTrain(t)
 	base, owner := Examples(train, 0.5)
 	key := []string{"lex_rr", "cosine", "cosine_gap", "fused_rr", "coverage", "idf_coverage", "doc_coverage", "unknown_share", "clause_words", "sentence_cover"}
 	var idx []int
@@ -335,9 +290,45 @@ func TestPairProducts(t *testing.T) {
 			ex[i] = e
 		}
 		l2 := v.l2
-		loss, scores := CrossValidate(train, ex, ex, owner, Folds(ex, 5), func(ex []Example) Model { return FitMixed(ex, l2, 1, "cv") })
-		ev := Evaluate(train, scores)
-		op := OperatingPoint(train, scores, 0.88)
-		fmt.Printf("| %s | %.4f | %.4f | %.3f | %.3f | %.3f | %.2f | %.3f |\n", v.name, loss, ev.NDCG, ev.GoldFirst, mrr(train, scores), ev.AUC, op.Mark, op.Answered)
+		cvRow(v.name, train, ex, ex, owner, func(ex []Example) Model { return FitMixed(ex, l2, 1, "cv") })
 	}
 }
+
+// experimentTrain reads the judged lists STRATA_RERANK_EXPERIMENT names
+// (skipping the test without it, or without the other variables named)
+// and returns their train split.
+func experimentTrain(t *testing.T, also ...string) []Judged {
+	t.Helper()
+	path := os.Getenv("STRATA_RERANK_EXPERIMENT")
+	for _, v := range also {
+		if os.Getenv(v) == "" {
+			path = ""
+		}
+	}
+	if path == "" {
+		t.Skipf("set STRATA_RERANK_EXPERIMENT=judged lists %s", strings.Join(also, " "))
+	}
+	js, err := ReadJudged(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var train []Judged
+	for _, j := range js {
+		if j.Split == "train" {
+			train = append(train, j)
+		}
+	}
+	return train
+}
+
+// cvRow cross-validates fit over the examples (held: the same candidates
+// read for the log loss) and prints one row of the experiments' table.
+func cvRow(name string, train []Judged, ex, held []Example, owner [][2]int, fit func([]Example) Model) {
+	loss, scores := CrossValidate(train, ex, held, owner, Folds(ex, 5), fit)
+	ev := Evaluate(train, scores)
+	op := OperatingPoint(train, scores, 0.88)
+	fmt.Printf("| %s | %.4f | %.4f | %.3f | %.3f | %.3f | %.2f | %.3f |\n", name, loss, ev.NDCG, ev.GoldFirst, mrr(train, scores), ev.AUC, op.Mark, op.Answered)
+}
+
+// atFive is the shipped fit: pointwise plus the pairwise term, L2 0.003.
+func atFive(ex []Example) Model { return FitMixed(ex, 0.003, 1, "cv") }
