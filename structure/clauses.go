@@ -12,7 +12,13 @@ import (
 // characters.
 func (p *parser) markBoiler() {
 	p.boiler = make([]bool, len(p.lines))
-	if !p.paged() && !strings.Contains(p.text, "\f") {
+	// Plain text without page breaks has no running headers, except in
+	// filings that kept their page footers as lines of their own
+	// ("Source: ACME CORP, 8-K, 1/10/2020" after each page's number):
+	// there only a long line with a date or number that stands alone
+	// between blank lines and recurs on three pages or more counts.
+	filed := !p.paged() && !strings.Contains(p.text, "\f")
+	if filed && p.format != schema.FormatText {
 		return
 	}
 	keys := make([]string, len(p.lines))
@@ -31,10 +37,25 @@ func (p *parser) markBoiler() {
 	for i, k := range keys {
 		// Headings repeat too ("Introduction" in every annex); running
 		// headers and footers carry a document number or are long.
-		if k != "" && count[k] >= 3 && (strings.ContainsAny(k, "0123456789") || len(k) >= 40) {
+		if k == "" || count[k] < 3 {
+			continue
+		}
+		if filed {
+			if len(k) >= 30 && strings.ContainsAny(k, "0123456789") && p.standsAlone(i) {
+				p.boiler[i] = true
+			}
+			continue
+		}
+		if strings.ContainsAny(k, "0123456789") || len(k) >= 40 {
 			p.boiler[i] = true
 		}
 	}
+}
+
+// standsAlone reports whether line i has a blank line (or the text's
+// start or end) on each side.
+func (p *parser) standsAlone(i int) bool {
+	return (i == 0 || p.lines[i-1].blank) && (i+1 == len(p.lines) || p.lines[i+1].blank)
 }
 
 // boilerKey is a line with white space collapsed and page numbers (plain or

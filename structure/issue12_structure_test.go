@@ -357,3 +357,32 @@ func TestHeadingThenSubclause(t *testing.T) {
 		t.Errorf("running text read as a heading: %+v", secs)
 	}
 }
+
+// TestFilingPageFooters is issue 12 class 9 for plain-text filings that
+// kept each page's number and "Source: …" footer as lines of their own:
+// the footer is no clause title, so the page numbers above it make no
+// sections, and the clauses numbered after them are still read.
+func TestFilingPageFooters(t *testing.T) {
+	footer := "\n\n%d\n\nSource: ACME HOLDINGS, INC., 8-K, 6/17/2019\n\n\n\n"
+	// The cover page comes first, so each page number runs one ahead of
+	// the clause above it.
+	text := "ENDORSEMENT AGREEMENT\n\nBetween Acme Holdings and the Talent." + fmt.Sprintf(footer, 1) +
+		"1. Services. Talent appears in two campaigns a year." + fmt.Sprintf(footer, 2) +
+		"2. Fees. Acme pays the fee each quarter." + fmt.Sprintf(footer, 3) +
+		"3. Term. The agreement runs for two years." + fmt.Sprintf(footer, 4) +
+		"4. Arbitration. Disputes go to arbitration in Louisville." + fmt.Sprintf(footer, 5)
+	var got []string
+	for _, s := range Parse(text, 0, schema.FormatText) {
+		got = append(got, s.Path)
+	}
+	want := []string{"1 Services", "2 Fees", "3 Term", "4 Arbitration"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("paths:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A heading that recurs is not a footer: it is short, or no line of
+	// its own between blank lines.
+	again := "1. Scope. Part one.\n\n2. Fees. Part two.\n\nSchedule 1\n\nRates.\n\nSchedule 1\n\nMore rates.\n\nSchedule 1\n\nLast rates.\n"
+	if secs := Parse(again, 0, schema.FormatText); len(secs) < 2 {
+		t.Errorf("a short recurring heading taken for a footer: %+v", secs)
+	}
+}
