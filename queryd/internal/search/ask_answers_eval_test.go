@@ -55,7 +55,10 @@ type askFigure struct{ ok, falseFound float64 }
 // like "zone" counted as names; docs/ask.md, "Measured"), with the names
 // passage and names selecting an extractive answer's document (contract
 // 0.67 -> 0.81 both ways; "Names select the document"), and a names
-// passage found on a long line (contract 0.81 -> 0.83 both ways). The issue's
+// passage found on a long line (contract 0.81 -> 0.83 both ways; back to
+// 0.81 at pipeline 12, where one test question's gold chunk, tenth in the
+// fused list, fell to eleventh as other contracts' chunks changed the
+// layer's statistics). The issue's
 // targets, over the answerable questions: answered >= 0.80, found without
 // a gold passage <= 0.05; unanswerable not_found >= 0.85.
 var askFiguresNamed = map[string]askFigure{
@@ -63,7 +66,7 @@ var askFiguresNamed = map[string]askFigure{
 	answers.KindLexical:      {0.95, 0},
 	answers.KindParaphrase:   {0.08, 0},
 	answers.KindCode:         {0.85, 0},
-	answers.KindContract:     {0.83, 0},
+	answers.KindContract:     {0.81, 0},
 	answers.KindTable:        {1, 0},
 	answers.KindUnanswerable: {0.84, 0},
 }
@@ -73,7 +76,7 @@ var askFiguresRouted = map[string]askFigure{
 	answers.KindLexical:      {1, 0},
 	answers.KindParaphrase:   {0, 0},
 	answers.KindCode:         {0.85, 0},
-	answers.KindContract:     {0.83, 0},
+	answers.KindContract:     {0.81, 0},
 	answers.KindTable:        {1, 0},
 	answers.KindUnanswerable: {0.84, 0},
 }
