@@ -270,7 +270,7 @@ func notReference(q string, start, end int) bool {
 	}
 	// A version series: "2.3.x", "1.4.X", "3.2.*".
 	if rest := q[end:]; len(rest) >= 2 && rest[0] == '.' && strings.ContainsRune("xX*", rune(rest[1])) {
-		if len(rest) == 2 || !isWordByte(rest[2]) {
+		if r, _ := utf8.DecodeRuneInString(rest[2:]); len(rest) == 2 || !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' {
 			return true
 		}
 	}
@@ -287,12 +287,6 @@ func notReference(q string, start, end int) bool {
 		}
 	}
 	return false
-}
-
-// isWordByte reports whether b is an ASCII letter, a digit or an
-// underscore, or starts a multi-byte rune (a letter elsewhere).
-func isWordByte(b byte) bool {
-	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_' || b >= 0x80
 }
 
 // tokenBefore returns the run of characters other than white space that
