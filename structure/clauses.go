@@ -17,8 +17,8 @@ func (p *parser) markBoiler() {
 	// ("Source: ACME CORP, 8-K, 1/10/2020" after each page's number):
 	// there only a long line with a date or number that stands alone
 	// between blank lines and recurs on three pages or more counts.
-	filed := !p.paged() && !strings.Contains(p.text, "\f")
-	if filed && p.format != schema.FormatText {
+	plain := !p.paged() && !strings.Contains(p.text, "\f")
+	if plain && p.format != schema.FormatText {
 		return
 	}
 	keys := make([]string, len(p.lines))
@@ -40,7 +40,7 @@ func (p *parser) markBoiler() {
 		if k == "" || count[k] < 3 {
 			continue
 		}
-		if filed {
+		if plain {
 			if len(k) >= 30 && strings.ContainsAny(k, "0123456789") && p.standsAlone(i) {
 				p.boiler[i] = true
 			}
