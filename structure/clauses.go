@@ -89,6 +89,10 @@ func boilerKey(s string) string {
 	return strings.Join(f, " ")
 }
 
+// headerGap is the least run of spaces between a lone number and the
+// words after it on one line that makes the line a running header.
+const headerGap = 20
+
 // clause considers line i as a numbered clause or a keyword heading.
 func (p *parser) clause(i int) {
 	l := p.lines[i]
@@ -112,6 +116,13 @@ func (p *parser) clause(i int) {
 		return
 	}
 	if p.markupDoc && ld.trailDot && len(ld.parts) == 1 && ld.family == "" && skip == 0 {
+		return
+	}
+	// A page number laid out at the left of a running header, the
+	// exhibit's label far to the right ("1" and sixty spaces, then
+	// "EXHIBIT 10.3"): a lone number without its dot, a page's width
+	// from its words, heads nothing.
+	if len(ld.parts) == 1 && !ld.trailDot && !ld.keyword && ld.rest != "" && ld.restOff-ld.numEnd >= headerGap {
 		return
 	}
 	// A first line whose continuation is indented under it is a list

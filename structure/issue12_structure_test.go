@@ -386,3 +386,23 @@ func TestFilingPageFooters(t *testing.T) {
 		t.Errorf("a short recurring heading taken for a footer: %+v", secs)
 	}
 }
+
+// TestRunningHeaderPageNumber: a filing's first line is often its page
+// number at the left and the exhibit's label far to the right; it heads
+// nothing, so it cannot take the number of the first clause.
+func TestRunningHeaderPageNumber(t *testing.T) {
+	text := "1" + strings.Repeat(" ", 60) + "EXHIBIT 10.3\n\nSOFTWARE LICENSE AGREEMENT\n\n" +
+		"1.       DEFINITIONS\n\nWords have these meanings.\n\n2.       LICENSE\n\nThe licensor grants a licence.\n"
+	var got []string
+	for _, s := range Parse(text, 0, schema.FormatText) {
+		got = append(got, s.Path)
+	}
+	if want := []string{"1 DEFINITIONS", "2 LICENSE"}; !slices.Equal(got, want) {
+		t.Fatalf("paths %q, want %q", got, want)
+	}
+	// A wide gap after a number with its dot is a centred title, still a
+	// heading.
+	if secs := Parse("Intro.\n\n1."+strings.Repeat(" ", 30)+"DEFINITIONS\n\nWords.\n", 0, schema.FormatText); len(secs) != 1 {
+		t.Errorf("a numbered title with a wide gap: %+v", secs)
+	}
+}
