@@ -132,10 +132,11 @@ type extraction struct {
 // model), then the best scored ones at or above the medium mark, up to
 // MaxAnswerSentences in all, within the budget. passages are the
 // passages handed back; passageCand maps a passage's index to its
-// candidate's index in cands (absent for a named clause); report says which
+// candidate's index in cands (absent for a named clause); passageScores
+// are the reranker's scores of cands (nil without one); report says which
 // named clauses came back.
 func (a *Asker) extract(ctx context.Context, question string, passages []Passage, kept map[int]string,
-	cands []retrieve.Candidate, scores []float64, report ClauseReport) (*extraction, error) {
+	cands []retrieve.Candidate, passageScores []float64, report ClauseReport) (*extraction, error) {
 	passageCand := map[int]int{}
 	for ci, id := range kept {
 		for pi, p := range passages {
@@ -245,8 +246,8 @@ func (a *Asker) extract(ctx context.Context, question string, passages []Passage
 			}
 			// A sentence never scores above its passage as the reranker
 			// scored it, when the reranker is the same model.
-			if r, ok := a.opt.Reranker.(Offline); ok && r.Model.Version == o.Model.Version && len(scores) == len(cands) {
-				o.PassageScores = scores
+			if r, ok := a.opt.Reranker.(Offline); ok && r.Model.Version == o.Model.Version && len(passageScores) == len(cands) {
+				o.PassageScores = passageScores
 			}
 			scorer = o
 		}

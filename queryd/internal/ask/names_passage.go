@@ -120,6 +120,10 @@ func findNamesPassage(hits []store.Hit, docs []int64, missing []Name, returned m
 			rank[id] = i
 		}
 	}
+	patterns := make(map[string]*regexp.Regexp, len(missing))
+	for _, n := range missing {
+		patterns[n.key] = regexp.MustCompile(`(?i)` + namesPattern(n.key, false))
+	}
 	var best *namesCandidate
 	for _, h := range hits {
 		if _, ok := rank[h.DocumentID]; !ok || returned[h.ChunkID] {
@@ -131,8 +135,7 @@ func findNamesPassage(hits []store.Hit, docs []int64, missing []Name, returned m
 		}
 		c := namesCandidate{hit: h, held: len(held), at: len(h.Text)}
 		for _, n := range held {
-			re := regexp.MustCompile(`(?i)` + namesPattern(n.key, false))
-			if loc := re.FindStringIndex(h.Text); loc != nil && loc[0] < c.at {
+			if loc := patterns[n.key].FindStringIndex(h.Text); loc != nil && loc[0] < c.at {
 				c.at = loc[0]
 			}
 		}
