@@ -25,6 +25,8 @@ import (
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/stratakb/stratakb/embed/ortenv"
 )
 
 // ModelName is the stable name stored with every vector this package makes.
@@ -103,29 +105,6 @@ type Model struct {
 	session *ort.DynamicAdvancedSession
 }
 
-// Process-wide ONNX Runtime environment: onnxruntime_go keeps one per process.
-var (
-	envMu   sync.Mutex
-	envPath string
-)
-
-func initEnvironment(libraryPath string) error {
-	envMu.Lock()
-	defer envMu.Unlock()
-	if ort.IsInitialized() {
-		if envPath != "" && envPath != libraryPath {
-			return fmt.Errorf("uselite: ONNX Runtime already initialised from %s, cannot switch to %s", envPath, libraryPath)
-		}
-		return nil
-	}
-	ort.SetSharedLibraryPath(libraryPath)
-	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
-		return fmt.Errorf("uselite: initialise ONNX Runtime from %s: %w", libraryPath, err)
-	}
-	envPath = libraryPath
-	return nil
-}
-
 // Load checks that every file exists, builds the ONNX graph from the TF.js
 // weights and opens one ONNX Runtime session. Missing files are reported
 // together in one *MissingFilesError.
@@ -164,8 +143,8 @@ func Load(cfg Config) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("uselite: build graph: %w", err)
 	}
-	if err := initEnvironment(cfg.LibraryPath); err != nil {
-		return nil, err
+	if err := ortenv.Init(cfg.LibraryPath); err != nil {
+		return nil, fmt.Errorf("uselite: %w", err)
 	}
 	opts, err := sessionOptions(cfg)
 	if err != nil {
