@@ -21,7 +21,6 @@ const (
 
 // Defaults and bounds of the configuration.
 const (
-	DefaultModelDir        = "var/models/use-lite"
 	DefaultLibraryPath     = "var/lib/libonnxruntime.so.1"
 	DefaultLocalBatchSize  = 32
 	DefaultRemoteBatchSize = 64
@@ -47,7 +46,9 @@ type Config struct {
 	// BaseURL is the OpenAI-compatible endpoint (EMBEDDING_BASE_URL). See
 	// EndpointURL for the forms it accepts.
 	BaseURL string
-	// ModelName is the remote model to ask for (EMBEDDING_MODEL).
+	// ModelName is the model (EMBEDDING_MODEL): for the local provider a
+	// name of the catalogue (models.tsv) or use-lite, default
+	// DefaultLocalModel; for a remote one the model to ask for.
 	ModelName string
 	// APIKey is sent as a bearer token when set (EMBEDDING_API_KEY). It is
 	// never logged or put in an error.
@@ -70,7 +71,8 @@ type Config struct {
 	// (STRATA_LOCAL_ONLY).
 	LocalOnly bool
 	// ModelDir holds the local model's files, relative to the working
-	// directory or absolute (STRATA_MODEL_DIR).
+	// directory or absolute (STRATA_MODEL_DIR); empty means
+	// ModelsDir/ModelName (see LocalModel).
 	ModelDir string
 	// LibraryPath is the ONNX Runtime shared library (ONNXRUNTIME_LIB).
 	LibraryPath string
@@ -90,7 +92,6 @@ func DefaultConfig() Config {
 		MaxRequestChars: DefaultMaxRequestChars,
 		MaxRetries:      DefaultMaxRetries,
 		Timeout:         DefaultTimeout,
-		ModelDir:        DefaultModelDir,
 		LibraryPath:     DefaultLibraryPath,
 	}
 }
@@ -100,7 +101,7 @@ func DefaultConfig() Config {
 //
 //	EMBEDDING_PROVIDER           local (default) or openai_compatible
 //	EMBEDDING_BASE_URL           the endpoint, with or without /v1 (see EndpointURL)
-//	EMBEDDING_MODEL              the model the endpoint serves
+//	EMBEDDING_MODEL              local: a model of models.tsv or use-lite (default DefaultLocalModel); remote: the model the endpoint serves
 //	EMBEDDING_API_KEY            sent as "Authorization: Bearer" when set
 //	EMBEDDING_DIMENSIONS         sent as "dimensions" when set; vectors must match
 //	EMBEDDING_BATCH_SIZE         texts per call: default 32 local (max 512), 64 remote (max 2048)
@@ -109,7 +110,7 @@ func DefaultConfig() Config {
 //	EMBEDDING_TIMEOUT            per attempt: a Go duration ("30s", "2m") or seconds ("30"), 1s-30m; default 60s
 //	EMBEDDING_THREADS            the local model's threads per call, 1-256; default queryd 1, ingestd the CPUs (at most 8)
 //	STRATA_LOCAL_ONLY            true refuses an endpoint that is not on this machine (true/false, 1/0, yes/no, on/off)
-//	STRATA_MODEL_DIR             the local model's directory, default var/models/use-lite
+//	STRATA_MODEL_DIR             the local model's directory, default var/models/<EMBEDDING_MODEL>
 //	ONNXRUNTIME_LIB              ONNX Runtime's library, default var/lib/libonnxruntime.so.1
 //
 // Relative paths are relative to the working directory. The values are read
@@ -151,8 +152,8 @@ func (c Config) Validate() error {
 		if c.BatchSize < 1 || c.BatchSize > MaxLocalBatchSize {
 			bad("EMBEDDING_BATCH_SIZE: %d is out of range 1-%d for the local model", c.BatchSize, MaxLocalBatchSize)
 		}
-		if c.ModelDir == "" {
-			bad("STRATA_MODEL_DIR: empty; the local model needs its directory")
+		if c.ModelName != "" && c.ModelDir == "" && !KnownLocalModel(c.ModelName) {
+			bad("EMBEDDING_MODEL: %q is not a local model StrataKB knows (%s); set STRATA_MODEL_DIR to run your own export", c.ModelName, LocalModelNames())
 		}
 		if c.LibraryPath == "" {
 			bad("ONNXRUNTIME_LIB: empty; the local model needs the ONNX Runtime library")
@@ -301,7 +302,8 @@ func (c Config) String() string {
 		}
 		fmt.Fprintf(&b, " batch=%d max_request_chars=%d retries=%d timeout=%s", c.BatchSize, c.MaxRequestChars, c.MaxRetries, c.Timeout)
 	default:
-		fmt.Fprintf(&b, " model_dir=%s onnxruntime_lib=%s batch=%d threads=%d", c.ModelDir, c.LibraryPath, c.BatchSize, c.IntraOpThreads)
+		name, dir := c.LocalModel()
+		fmt.Fprintf(&b, " model=%s model_dir=%s onnxruntime_lib=%s batch=%d threads=%d", name, dir, c.LibraryPath, c.BatchSize, c.IntraOpThreads)
 	}
 	fmt.Fprintf(&b, " local_only=%t", c.LocalOnly)
 	return b.String()
@@ -326,8 +328,10 @@ func (c Config) LogValue() slog.Value {
 			slog.Int("retries", c.MaxRetries),
 			slog.Duration("timeout", c.Timeout))
 	default:
+		name, dir := c.LocalModel()
 		attrs = append(attrs,
-			slog.String("model_dir", c.ModelDir),
+			slog.String("model", name),
+			slog.String("model_dir", dir),
 			slog.String("onnxruntime_lib", c.LibraryPath),
 			slog.Int("batch", c.BatchSize),
 			slog.Int("threads", c.IntraOpThreads))

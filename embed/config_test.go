@@ -25,11 +25,55 @@ func TestConfigDefaultsToLocalModel(t *testing.T) {
 	if c != DefaultConfig() {
 		t.Fatalf("config with no variables = %+v, want DefaultConfig()", c)
 	}
-	if c.Provider != ProviderLocal || c.BatchSize != 32 || c.ModelDir != "var/models/use-lite" || c.LibraryPath != "var/lib/libonnxruntime.so.1" || c.LocalOnly {
+	if c.Provider != ProviderLocal || c.BatchSize != 32 || c.ModelDir != "" || c.LibraryPath != "var/lib/libonnxruntime.so.1" || c.LocalOnly {
 		t.Errorf("defaults = %s", c)
 	}
 	if err := c.Validate(); err != nil {
 		t.Errorf("default config does not validate: %v", err)
+	}
+	if name, dir := c.LocalModel(); name != DefaultLocalModel || dir != "var/models/"+DefaultLocalModel {
+		t.Errorf("LocalModel() = %q, %q; want the default model under var/models", name, dir)
+	}
+}
+
+func TestConfigLocalModelChoice(t *testing.T) {
+	for _, tc := range []struct {
+		env       map[string]string
+		name, dir string
+		bad       string
+	}{
+		{env: map[string]string{"EMBEDDING_MODEL": "use-lite"}, name: "use-lite", dir: "var/models/use-lite"},
+		{env: map[string]string{"EMBEDDING_MODEL": "e5-small-v2-q"}, name: "e5-small-v2-q", dir: "var/models/e5-small-v2-q"},
+		{env: map[string]string{"STRATA_MODEL_DIR": "/opt/my-model"}, name: "", dir: "/opt/my-model"},
+		{env: map[string]string{"EMBEDDING_MODEL": "mine", "STRATA_MODEL_DIR": "/opt/m"}, name: "mine", dir: "/opt/m"},
+		{env: map[string]string{"EMBEDDING_MODEL": "bge-large"}, bad: `EMBEDDING_MODEL: "bge-large" is not a local model`},
+	} {
+		c, err := ConfigFromEnv(env(tc.env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Validate(); tc.bad != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.bad) || !strings.Contains(err.Error(), DefaultLocalModel) {
+				t.Errorf("%v: Validate = %v, want %q and the known names", tc.env, err, tc.bad)
+			}
+			continue
+		} else if err != nil {
+			t.Errorf("%v: Validate: %v", tc.env, err)
+		}
+		if name, dir := c.LocalModel(); name != tc.name || dir != tc.dir {
+			t.Errorf("%v: LocalModel() = %q, %q; want %q, %q", tc.env, name, dir, tc.name, tc.dir)
+		}
+	}
+}
+
+func TestCatalogRows(t *testing.T) {
+	if _, ok := LookupCatalog(DefaultLocalModel); !ok {
+		t.Fatalf("the default model %s is not in models.tsv", DefaultLocalModel)
+	}
+	for _, e := range Catalog() {
+		if len(e.SHA256) != 64 || strings.Count(e.Maven, ":") != 2 || e.Licence == "" || !strings.HasSuffix(e.ONNX, ".onnx") {
+			t.Errorf("models.tsv row %+v: want a 64-hex SHA-256, group:artifact:version, a licence and an .onnx entry", e)
+		}
 	}
 }
 
@@ -50,7 +94,7 @@ func TestConfigFromEnvRemote(t *testing.T) {
 	want := Config{
 		Provider: ProviderOpenAI, BaseURL: "http://localhost:11434/v1", ModelName: "nomic-embed-text", APIKey: testKey,
 		Dimensions: 256, BatchSize: 64, MaxRequestChars: DefaultMaxRequestChars, MaxRetries: 3, Timeout: 45 * time.Second,
-		LocalOnly: true, ModelDir: DefaultModelDir, LibraryPath: DefaultLibraryPath,
+		LocalOnly: true, LibraryPath: DefaultLibraryPath,
 	}
 	if c != want {
 		t.Fatalf("config = %+v\nwant     %+v", c, want)

@@ -61,7 +61,8 @@ func New(cfg Config, logger *slog.Logger, local LocalLoader) (Embedder, error) {
 		}
 		e, err := local(cfg)
 		if err != nil {
-			return nil, fmt.Errorf("load local embedding model (STRATA_MODEL_DIR=%s, ONNXRUNTIME_LIB=%s): %w", cfg.ModelDir, cfg.LibraryPath, err)
+			name, dir := cfg.LocalModel()
+			return nil, fmt.Errorf("load local embedding model %s (STRATA_MODEL_DIR=%s, ONNXRUNTIME_LIB=%s): %w", name, dir, cfg.LibraryPath, err)
 		}
 		return e, nil
 	case ProviderOpenAI:

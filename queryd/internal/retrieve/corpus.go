@@ -13,6 +13,7 @@ type Corpus interface {
 	Version(ctx context.Context) (string, error)
 	Layers(ctx context.Context) ([]store.Layer, error)
 	CompleteLayers(ctx context.Context, model string, layerIDs []int64) ([]int64, error)
+	LayerModels(ctx context.Context, layerIDs []int64) (map[int64][]string, error)
 	ModelParams(ctx context.Context, model string) (store.ModelParams, bool, error)
 	SectionsByKeys(ctx context.Context, keys []string, layerIDs []int64, filter map[string]string, limit int) ([]store.Section, error)
 	PrepareLexical(ctx context.Context, query string, terms []string, layerIDs []int64) (store.LexicalPrep, error)

@@ -23,6 +23,7 @@ type memoVersion struct {
 	layers   []store.Layer
 	complete map[string][]int64
 	params   map[string]paramsEntry
+	models   map[string]map[int64][]string
 }
 
 type paramsEntry struct {
@@ -36,7 +37,8 @@ func (m *memo) at(version string) *memoVersion {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cur == nil || m.cur.version != version {
-		m.cur = &memoVersion{version: version, complete: map[string][]int64{}, params: map[string]paramsEntry{}}
+		m.cur = &memoVersion{version: version, complete: map[string][]int64{}, params: map[string]paramsEntry{},
+			models: map[string]map[int64][]string{}}
 	}
 	return m.cur
 }
@@ -99,4 +101,25 @@ func (v *memoVersion) getParams(ctx context.Context, st Corpus, model string) (s
 	v.params[model] = paramsEntry{p, found}
 	v.mu.Unlock()
 	return p, found, nil
+}
+
+func (v *memoVersion) getLayerModels(ctx context.Context, st Corpus, ids []int64) (map[int64][]string, error) {
+	if v == nil {
+		return st.LayerModels(ctx, ids)
+	}
+	key := fmt.Sprint(ids)
+	v.mu.Lock()
+	m, ok := v.models[key]
+	v.mu.Unlock()
+	if ok {
+		return m, nil
+	}
+	m, err := st.LayerModels(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	v.mu.Lock()
+	v.models[key] = m
+	v.mu.Unlock()
+	return m, nil
 }

@@ -47,6 +47,11 @@ type Options struct {
 	// Thesaurus, when set, gives synonyms of the question's words for
 	// Params.Synonyms.
 	Thesaurus Thesaurus
+	// Models, when set, returns the embedder that makes the vectors stored
+	// under a model name. A search whose layers hold another model's
+	// vectors than Embedder's (embedded before the default changed) embeds
+	// its query with that model instead (see chooseModel).
+	Models func(vectorName string) (embed.Embedder, error)
 }
 
 // Engine runs searches over the read-only store. It is safe for
@@ -162,6 +167,10 @@ type Run struct {
 	paramsDone bool
 	params     Params
 	paramsErr  error
+
+	modelOnce sync.Once
+	modelMu   sync.Mutex
+	emb       embed.Embedder // the model chooseModel picked; nil: the configured one
 }
 
 // Query starts a run at this version.
@@ -210,7 +219,7 @@ func (r *Run) QueryVector(ctx context.Context) ([]float32, *EmbedError) {
 		return r.vec, r.vecErr
 	}
 	r.vecDone = true
-	m := r.e.opt.Embedder
+	m := r.embedder()
 	if m == nil {
 		if lerr := r.e.opt.EmbedderError; lerr != nil {
 			r.vecErr = &EmbedError{Kind: LoadFailed, Err: lerr}
@@ -247,7 +256,7 @@ func (r *Run) Params(ctx context.Context) Params {
 	}
 	r.params = DefaultParams()
 	r.params.KeywordSlots = r.e.opt.KeywordSlots
-	if model := r.e.Model(); model != "" {
+	if model := r.modelName(); model != "" {
 		p, ok, err := r.mv.getParams(ctx, r.e.store, model)
 		if err != nil {
 			r.paramsErr = err
@@ -401,9 +410,10 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	q := r.q
 	st := r.e.store
 	ids := layerIDs(layers)
+	r.chooseModel(ctx, ids)
 	params := r.Params(ctx)
 	depth := params.depth(q.TopK)
-	out := &Outcome{Layers: layers, Model: r.e.Model(), Params: params}
+	out := &Outcome{Layers: layers, Model: r.modelName(), Params: params}
 
 	exact, lookup, err := r.exactSections(ctx, ids)
 	if err != nil {

@@ -170,6 +170,9 @@ type Options struct {
 	// be loaded: the degraded reason says so (redacted) instead of "no
 	// embedding model is configured".
 	EmbedderError error
+	// Models, when set, returns the embedder of the vectors stored under a
+	// model name (retrieve.Options.Models).
+	Models func(vectorName string) (embed.Embedder, error)
 	// KeywordSlots is HYBRID_KEYWORD_SLOTS: how many of the best lexical
 	// matches keep a place in the results (0 turns it off).
 	KeywordSlots int
@@ -236,7 +239,7 @@ func NewWithOptions(st retrieve.Corpus, opt Options) *Searcher {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	eng := retrieve.New(st, retrieve.Options{Embedder: opt.Embedder, EmbedderError: opt.EmbedderError,
+	eng := retrieve.New(st, retrieve.Options{Embedder: opt.Embedder, EmbedderError: opt.EmbedderError, Models: opt.Models,
 		KeywordSlots: opt.KeywordSlots, OnChannel: opt.OnChannel, Tune: opt.Tune, Thesaurus: opt.Thesaurus})
 	return &Searcher{engine: eng, opt: opt, cache: newCache(opt.CacheEntries), logger: lg}
 }

@@ -414,6 +414,30 @@ func (s *Corpus) CompleteLayers(ctx context.Context, model string, layerIDs []in
 	return ids, nil
 }
 
+// LayerModels returns, for each of the layers, the models whose vectors
+// are complete for it, newest first (by completion).
+func (s *Corpus) LayerModels(ctx context.Context, layerIDs []int64) (map[int64][]string, error) {
+	rows, err := s.db.Query(ctx, `SELECT layer_id, model FROM strata.layer_models
+		WHERE complete AND layer_id = ANY($1) ORDER BY layer_id, completed_at DESC NULLS LAST, model`, layerIDs)
+	if err != nil {
+		return nil, fmt.Errorf("read layer models: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64][]string{}
+	for rows.Next() {
+		var id int64
+		var model string
+		if err := rows.Scan(&id, &model); err != nil {
+			return nil, fmt.Errorf("read layer models: %w", err)
+		}
+		out[id] = append(out[id], model)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read layer models: %w", err)
+	}
+	return out, nil
+}
+
 // ModelParams are the search parameters measured for an embedding model.
 type ModelParams struct {
 	RRFK             int
