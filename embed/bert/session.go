@@ -1,0 +1,283 @@
+package bert
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/stratakb/stratakb/embed/ortenv"
+)
+
+// DefaultThreads is ONNX Runtime's thread count per call when
+// IntraOpThreads is 0, for a machine with cpus CPUs: one per CPU, at most 8.
+func DefaultThreads(cpus int) int { return min(max(1, cpus), 8) }
+
+// DefaultBatchSize is the most texts per ONNX Runtime call when BatchSize is
+// 0. Longer texts go fewer at a time (see batchTokenBudget).
+const DefaultBatchSize = 32
+
+// batchTokenBudget caps the padded tokens (texts × longest text) of one
+// call. The attention scores of a batch grow with texts × length², so a
+// batch of 512-token texts is cut to 8 texts, which bounds the ONNX Runtime
+// arena (which keeps its largest allocation) to about 100 MiB.
+const batchTokenBudget = 4096
+
+// MissingFilesError reports model or library files that do not exist. It
+// matches fs.ErrNotExist with errors.Is.
+type MissingFilesError struct {
+	Paths []string
+}
+
+func (e *MissingFilesError) Error() string {
+	return fmt.Sprintf("bert: missing %s (run `make setup` to fetch the model and ONNX Runtime)", strings.Join(e.Paths, ", "))
+}
+
+// Unwrap lets errors.Is(err, fs.ErrNotExist) hold.
+func (e *MissingFilesError) Unwrap() error { return os.ErrNotExist }
+
+// runConfig is what Config and CrossConfig share: where the files are and
+// how to run them.
+type runConfig struct {
+	modelDir, libraryPath string
+	threads, batchSize    int
+	spin                  bool
+	maxTokens             int
+	output                string // the graph output to read
+}
+
+// engine is a tokenizer and an ONNX Runtime session of a BERT-shaped graph
+// (int64 inputs input_ids, attention_mask and token_type_ids [batch, seq];
+// one float32 output). Its methods are safe for concurrent use.
+type engine struct {
+	tok       *tokenizer
+	batchSize int
+	maxTokens int
+	output    string
+
+	mu      sync.RWMutex // held for reading while a batch runs; close takes it for writing
+	session *ort.DynamicAdvancedSession
+}
+
+// row is one encoded input: token ids and their token type ids (nil: all 0).
+type row struct{ ids, types []int }
+
+// load checks cfg, checks that the files exist (all missing ones in one
+// *MissingFilesError), reads the tokenizer and opens the session.
+func load(cfg runConfig) (*engine, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := requireFiles(cfg.modelDir, cfg.libraryPath); err != nil {
+		return nil, err
+	}
+	tok, err := loadTokenizer(cfg.modelDir)
+	if err != nil {
+		return nil, fmt.Errorf("bert: %w", err)
+	}
+	if err := ortenv.Init(cfg.libraryPath); err != nil {
+		return nil, fmt.Errorf("bert: %w", err)
+	}
+	opts, err := sessionOptions(cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer opts.Destroy()
+	model := filepath.Join(cfg.modelDir, "model.onnx")
+	session, err := ort.NewDynamicAdvancedSession(model,
+		[]string{"input_ids", "attention_mask", "token_type_ids"}, []string{cfg.output}, opts)
+	if err != nil {
+		return nil, fmt.Errorf("bert: open %s: %w", model, err)
+	}
+	batch := cfg.batchSize
+	if batch == 0 {
+		batch = DefaultBatchSize
+	}
+	return &engine{tok: tok, batchSize: batch, maxTokens: cfg.maxTokens, output: cfg.output, session: session}, nil
+}
+
+func (cfg runConfig) validate() error {
+	switch {
+	case cfg.modelDir == "":
+		return errors.New("bert: ModelDir is empty")
+	case cfg.libraryPath == "":
+		return errors.New("bert: LibraryPath is empty")
+	case cfg.threads < 0:
+		return fmt.Errorf("bert: IntraOpThreads is %d, want 0 (one per CPU) or more", cfg.threads)
+	case cfg.batchSize < 0:
+		return fmt.Errorf("bert: BatchSize is %d, want 0 (default) or more", cfg.batchSize)
+	case cfg.maxTokens < 3:
+		return fmt.Errorf("bert: MaxTokens is %d, want at least 3 ([CLS] and two [SEP])", cfg.maxTokens)
+	}
+	return nil
+}
+
+// requireFiles reports, in one *MissingFilesError, each of model.onnx, the
+// tokenizer (tokenizer.json, else vocab.txt) and the library that is absent.
+func requireFiles(modelDir, libraryPath string) error {
+	var missing []string
+	if !exists(filepath.Join(modelDir, "model.onnx")) {
+		missing = append(missing, filepath.Join(modelDir, "model.onnx"))
+	}
+	if !exists(filepath.Join(modelDir, "tokenizer.json")) && !exists(filepath.Join(modelDir, "vocab.txt")) {
+		missing = append(missing, filepath.Join(modelDir, "tokenizer.json"))
+	}
+	if !exists(libraryPath) {
+		missing = append(missing, libraryPath)
+	}
+	if len(missing) > 0 {
+		return &MissingFilesError{Paths: missing}
+	}
+	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// sessionOptions are the ONNX Runtime session options for cfg: the thread
+// counts, and spinning off unless cfg.spin (spinning threads took most of a
+// small machine's CPU in uselite's measurements, docs/embeddings.md).
+func sessionOptions(cfg runConfig) (*ort.SessionOptions, error) {
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("bert: session options: %w", err)
+	}
+	threads := cfg.threads
+	if threads == 0 {
+		threads = DefaultThreads(runtime.NumCPU())
+	}
+	spin := "0"
+	if cfg.spin {
+		spin = "1"
+	}
+	err = opts.SetIntraOpNumThreads(threads)
+	if err != nil {
+		err = fmt.Errorf("bert: set intra-op threads: %w", err)
+	} else if err = opts.SetInterOpNumThreads(1); err != nil {
+		err = fmt.Errorf("bert: set inter-op threads: %w", err)
+	}
+	for _, key := range []string{"session.intra_op.allow_spinning", "session.inter_op.allow_spinning"} {
+		if err == nil {
+			if err = opts.AddSessionConfigEntry(key, spin); err != nil {
+				err = fmt.Errorf("bert: set %s: %w", key, err)
+			}
+		}
+	}
+	if err != nil {
+		_ = opts.Destroy()
+		return nil, err
+	}
+	return opts, nil
+}
+
+// forEachBatch sorts rows by length, cuts them into batches of at most
+// e.batchSize rows and batchTokenBudget padded tokens, so that little
+// padding is computed, runs each and calls use with the indices (into rows)
+// of the batch and the graph's output for it, whose first dimension follows
+// those indices.
+func (e *engine) forEachBatch(ctx context.Context, rows []row, use func(idx []int, out []float32, shape ort.Shape) error) error {
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(rows[a].ids) - len(rows[b].ids) })
+	for start := 0; start < len(order); {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("bert: %w", err)
+		}
+		end := start + 1
+		for end < len(order) && end-start < e.batchSize && (end-start+1)*len(rows[order[end]].ids) <= batchTokenBudget {
+			end++
+		}
+		idx := order[start:end]
+		out, shape, err := e.run(rows, idx)
+		if err != nil {
+			return err
+		}
+		if err := use(idx, out, shape); err != nil {
+			return err
+		}
+		start = end
+	}
+	return nil
+}
+
+// run runs rows[idx] in one ONNX Runtime call, padded to the longest, and
+// returns the output and its shape.
+func (e *engine) run(rows []row, idx []int) ([]float32, ort.Shape, error) {
+	n, length := len(idx), 1 // an empty batch still needs one position
+	for _, i := range idx {
+		length = max(length, len(rows[i].ids))
+	}
+	ids, mask, types := make([]int64, n*length), make([]int64, n*length), make([]int64, n*length)
+	for b, i := range idx {
+		r, at := rows[i], b*length
+		for p := range length {
+			ids[at+p] = int64(e.tok.pad)
+			if p < len(r.ids) {
+				ids[at+p], mask[at+p] = int64(r.ids[p]), 1
+			}
+			if p < len(r.types) {
+				types[at+p] = int64(r.types[p])
+			}
+		}
+	}
+	inputs := make([]ort.Value, 0, 3)
+	defer func() {
+		for _, v := range inputs {
+			v.Destroy()
+		}
+	}()
+	for _, data := range [][]int64{ids, mask, types} {
+		t, err := ort.NewTensor(ort.NewShape(int64(n), int64(length)), data)
+		if err != nil {
+			return nil, nil, fmt.Errorf("bert: input tensor: %w", err)
+		}
+		inputs = append(inputs, t)
+	}
+	return e.call(inputs, n, length)
+}
+
+// call runs the session on inputs and returns its one output.
+func (e *engine) call(inputs []ort.Value, n, length int) ([]float32, ort.Shape, error) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.session == nil {
+		return nil, nil, errors.New("bert: model is closed")
+	}
+	outputs := []ort.Value{nil} // ONNX Runtime allocates it
+	if err := e.session.Run(inputs, outputs); err != nil {
+		return nil, nil, fmt.Errorf("bert: run batch of %d × %d tokens: %w", n, length, err)
+	}
+	defer outputs[0].Destroy()
+	t, ok := outputs[0].(*ort.Tensor[float32])
+	if !ok {
+		return nil, nil, fmt.Errorf("bert: output %q is a %T, want a float32 tensor", e.output, outputs[0])
+	}
+	// The tensor's data is a Go copy of ONNX Runtime's, so it outlives Destroy.
+	return t.GetData(), t.GetShape(), nil
+}
+
+// close releases the session; it is idempotent.
+func (e *engine) close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.session == nil {
+		return nil
+	}
+	err := e.session.Destroy()
+	e.session = nil
+	if err != nil {
+		return fmt.Errorf("bert: close session: %w", err)
+	}
+	return nil
+}
