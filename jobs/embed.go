@@ -89,6 +89,7 @@ type EmbedWorker struct {
 	pool      *pgxpool.Pool
 	vec       Vectorizer // nil when the model could not be loaded
 	loadErr   error
+	models    func(model string) (Vectorizer, error) // other models; may be nil
 	batchSize int
 	logger    *slog.Logger
 }
@@ -106,15 +107,11 @@ var ErrModelUnavailable = errors.New("embedding model unavailable")
 // Work embeds pending chunks in batches until none is left.
 func (w *EmbedWorker) Work(ctx context.Context, job *river.Job[EmbedArgs]) error {
 	a := job.Args
-	if w.vec == nil {
-		return river.JobCancel(fmt.Errorf("%w: %v", ErrModelUnavailable, w.loadErr))
+	vec, err := w.vectorizer(a.Model)
+	if err != nil {
+		return river.JobCancel(err)
 	}
-	mi := w.vec.Model()
-	if mi.Name != a.Model {
-		// Queued for a model this process no longer runs: the sweep for the
-		// current model covers these chunks.
-		return river.JobCancel(fmt.Errorf("job for model %s, but the configured model is %s", a.Model, mi.Name))
-	}
+	mi := vec.Model()
 	if err := RegisterModel(ctx, w.pool, a.LayerID, mi, "configured"); err != nil {
 		return err
 	}
@@ -148,7 +145,7 @@ func (w *EmbedWorker) Work(ctx context.Context, job *river.Job[EmbedArgs]) error
 				// More to do than one job should take: run again at once.
 				return river.JobSnooze(0)
 			}
-			n, err := w.embedBatch(ctx, a, mi)
+			n, err := w.embedBatch(ctx, a, vec)
 			if err != nil {
 				if errors.Is(err, embed.ErrPermanent) {
 					return river.JobCancel(err)
@@ -173,6 +170,26 @@ func (w *EmbedWorker) Work(ctx context.Context, job *river.Job[EmbedArgs]) error
 			return err
 		}
 	}
+}
+
+// vectorizer returns the vectorizer of the job's model: the configured one,
+// or another the layer was embedded with. A model this process cannot run
+// cancels the job; the chunks stay pending, and 'ingestd status' says so.
+func (w *EmbedWorker) vectorizer(model string) (Vectorizer, error) {
+	if w.vec != nil && w.vec.Model().Name == model {
+		return w.vec, nil
+	}
+	if w.models != nil {
+		v, err := w.models(model)
+		if err == nil {
+			return v, nil
+		}
+		return nil, fmt.Errorf("%w: %s: %v", ErrModelUnavailable, model, err)
+	}
+	if w.vec == nil {
+		return nil, fmt.Errorf("%w: %v", ErrModelUnavailable, w.loadErr)
+	}
+	return nil, fmt.Errorf("%w: job for model %s, but this process runs only %s", ErrModelUnavailable, model, w.vec.Model().Name)
 }
 
 // errMorePending rolls back a sweep's completion.
@@ -210,7 +227,8 @@ func (w *EmbedWorker) completeSweep(ctx context.Context, job *river.Job[EmbedArg
 }
 
 // embedBatch embeds one batch of pending texts and returns how many it did.
-func (w *EmbedWorker) embedBatch(ctx context.Context, a EmbedArgs, mi embed.ModelInfo) (int, error) {
+func (w *EmbedWorker) embedBatch(ctx context.Context, a EmbedArgs, vec Vectorizer) (int, error) {
+	mi := vec.Model()
 	rows, err := w.pool.Query(ctx, `
 		SELECT DISTINCT ON (c.content_hash) c.content_hash, c.text
 		FROM strata.chunks c
@@ -239,7 +257,7 @@ func (w *EmbedWorker) embedBatch(ctx context.Context, a EmbedArgs, mi embed.Mode
 	for i, p := range batch {
 		hashes[i], texts[i] = p.hash, p.text
 	}
-	vecs, err := w.vec.EmbedChunks(ctx, texts)
+	vecs, err := vec.EmbedChunks(ctx, texts)
 	if err != nil {
 		return 0, fmt.Errorf("embed %d chunks with %s: %w", len(texts), mi.Name, err)
 	}
@@ -360,28 +378,37 @@ func PendingVectors(ctx context.Context, q pgxQuerier, model string) (map[int64]
 }
 
 // EnqueuePending queues a sweep of each layer that has chunks without a
-// vector of model (a layer whose sweep is already queued or running keeps
-// that one), and returns how many layers it queued sweeps for.
-func EnqueuePending(ctx context.Context, pool *pgxpool.Pool, client *river.Client[pgx.Tx], model string) (int, error) {
-	pending, err := PendingVectors(ctx, pool, model)
+// vector of its model (its own, or def when it has none; see
+// Layer.LayerModel). A layer whose sweep is already queued or running keeps
+// that one. It returns how many layers it queued sweeps for.
+func EnqueuePending(ctx context.Context, pool *pgxpool.Pool, client *river.Client[pgx.Tx], def string) (int, error) {
+	layers, err := ListLayers(ctx, pool)
 	if err != nil {
 		return 0, err
 	}
+	counts := map[string]map[int64]int{}
 	n := 0
-	for layerID, count := range pending {
-		if count == 0 {
+	for _, l := range layers {
+		model := l.LayerModel(def)
+		if model == "" {
 			continue
 		}
-		if _, err := client.Insert(ctx, EmbedArgs{LayerID: layerID, Model: model}, nil); err != nil {
-			return n, fmt.Errorf("enqueue embedding of layer %d: %w", layerID, err)
+		if counts[model] == nil {
+			if counts[model], err = PendingVectors(ctx, pool, model); err != nil {
+				return n, err
+			}
+		}
+		if counts[model][l.ID] == 0 {
+			continue
+		}
+		if _, err := client.Insert(ctx, EmbedArgs{LayerID: l.ID, Model: model}, nil); err != nil {
+			return n, fmt.Errorf("enqueue embedding of layer %s: %w", l.Name, err)
 		}
 		n++
 	}
 	return n, nil
 }
 
-// activeJobStates are the states of a job that is still to run or running:
-// every state but River's finalized ones (completed, cancelled, discarded).
 func activeJobStates() []rivertype.JobState {
 	return []rivertype.JobState{rivertype.JobStateAvailable, rivertype.JobStatePending,
 		rivertype.JobStateRetryable, rivertype.JobStateRunning, rivertype.JobStateScheduled}

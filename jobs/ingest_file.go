@@ -95,14 +95,15 @@ func (w *IngestFileWorker) Work(ctx context.Context, job *river.Job[IngestFileAr
 	}
 	n, err := storeDocument(ctx, w.pool, layer.ID, a.Path, facts, doc, secs, chunks, w.pipeline,
 		func(tx pgx.Tx, docID int64, inserted int) error {
-			if inserted == 0 || w.model == "" {
+			model := layer.LayerModel(w.model)
+			if inserted == 0 || model == "" {
 				return nil
 			}
 			client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
 			if err != nil {
 				return err
 			}
-			_, err = client.InsertTx(ctx, tx, EmbedArgs{LayerID: layer.ID, DocumentID: docID, Model: w.model}, nil)
+			_, err = client.InsertTx(ctx, tx, EmbedArgs{LayerID: layer.ID, DocumentID: docID, Model: model}, nil)
 			return err
 		})
 	if err != nil {

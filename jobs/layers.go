@@ -32,18 +32,21 @@ type Layer struct {
 	// ScheduleAllowDeletes lets a scheduled run delete more than half of the
 	// layer's documents (see DeleteGuardFloor).
 	ScheduleAllowDeletes bool
+	// EmbeddingModel is the model the layer's chunks are embedded with, by
+	// the name stored with its vectors; "" means the configured model.
+	EmbeddingModel string
 }
 
 // ErrLayerNotFound is returned when a named layer does not exist.
 var ErrLayerNotFound = errors.New("layer not found")
 
 const layerColumns = `id, name, root, include_globs, exclude_globs, description, routing_patterns,
-	answer_mode, archived_globs, chunk_size, preset, pushed, schedule_allow_deletes`
+	answer_mode, archived_globs, chunk_size, preset, pushed, schedule_allow_deletes, coalesce(embedding_model, '')`
 
 func scanLayer(row pgx.Row) (Layer, error) {
 	var l Layer
 	err := row.Scan(&l.ID, &l.Name, &l.Root, &l.Include, &l.Exclude, &l.Description, &l.RoutingPatterns,
-		&l.AnswerMode, &l.Archived, &l.ChunkSize, &l.Preset, &l.Pushed, &l.ScheduleAllowDeletes)
+		&l.AnswerMode, &l.Archived, &l.ChunkSize, &l.Preset, &l.Pushed, &l.ScheduleAllowDeletes, &l.EmbeddingModel)
 	return l, err
 }
 
@@ -52,17 +55,18 @@ func scanLayer(row pgx.Row) (Layer, error) {
 func UpsertLayer(ctx context.Context, pool *pgxpool.Pool, l Layer) (Layer, error) {
 	row := pool.QueryRow(ctx, `
 		INSERT INTO strata.layers (name, root, include_globs, exclude_globs, description, routing_patterns,
-			answer_mode, archived_globs, chunk_size, preset, pushed, schedule_allow_deletes)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+			answer_mode, archived_globs, chunk_size, preset, pushed, schedule_allow_deletes, embedding_model)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, nullif($13, ''))
 		ON CONFLICT (name) DO UPDATE SET root = EXCLUDED.root, include_globs = EXCLUDED.include_globs,
 			exclude_globs = EXCLUDED.exclude_globs, description = EXCLUDED.description,
 			routing_patterns = EXCLUDED.routing_patterns, answer_mode = EXCLUDED.answer_mode,
 			archived_globs = EXCLUDED.archived_globs, chunk_size = EXCLUDED.chunk_size,
 			preset = EXCLUDED.preset, pushed = EXCLUDED.pushed,
-			schedule_allow_deletes = EXCLUDED.schedule_allow_deletes, updated_at = now()
+			schedule_allow_deletes = EXCLUDED.schedule_allow_deletes,
+			embedding_model = coalesce(EXCLUDED.embedding_model, strata.layers.embedding_model), updated_at = now()
 		RETURNING `+layerColumns,
 		l.Name, l.Root, nonNil(l.Include), nonNil(l.Exclude), l.Description, nonNil(l.RoutingPatterns),
-		l.AnswerMode, nonNil(l.Archived), l.ChunkSize, l.Preset, l.Pushed, l.ScheduleAllowDeletes)
+		l.AnswerMode, nonNil(l.Archived), l.ChunkSize, l.Preset, l.Pushed, l.ScheduleAllowDeletes, l.EmbeddingModel)
 	out, err := scanLayer(row)
 	if err != nil {
 		return Layer{}, fmt.Errorf("save layer %q: %w", l.Name, err)
@@ -239,4 +243,21 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// LayerModel returns the model the layer is embedded with: its own, or def
+// (the configured model) when it has none.
+func (l Layer) LayerModel(def string) string {
+	if l.EmbeddingModel != "" {
+		return l.EmbeddingModel
+	}
+	return def
+}
+
+// SetLayerModel records the model the layer is to be embedded with.
+func SetLayerModel(ctx context.Context, pool *pgxpool.Pool, layerID int64, model string) error {
+	if _, err := pool.Exec(ctx, `UPDATE strata.layers SET embedding_model = $2, updated_at = now() WHERE id = $1`, layerID, model); err != nil {
+		return fmt.Errorf("set the embedding model of layer %d to %s: %w", layerID, model, err)
+	}
+	return nil
 }

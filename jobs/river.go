@@ -46,6 +46,10 @@ type ClientConfig struct {
 	// which case VectorizerErr says why and chunks stay pending.
 	Vectorizer    Vectorizer
 	VectorizerErr error
+	// Models, when set, gives the vectorizer of another model than
+	// Vectorizer's, by the name stored with its vectors: a layer keeps the
+	// model it was embedded with when the configured one changes.
+	Models func(model string) (Vectorizer, error)
 	// EmbedBatch is the number of chunks embedded per batch (default 32).
 	EmbedBatch int
 	// Schedule, when set, re-ingests every layer on it (River periodic job;
@@ -110,7 +114,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 	river.AddWorker(workers, &IngestLayerWorker{pool: pool, pipeline: cfg.Pipeline})
 	river.AddWorker(workers, &IngestFileWorker{pool: pool, pipeline: cfg.Pipeline, logger: cfg.Logger, model: model})
 	river.AddWorker(workers, &ReingestAllWorker{pool: pool, logger: cfg.Logger})
-	river.AddWorker(workers, &EmbedWorker{pool: pool, vec: cfg.Vectorizer, loadErr: cfg.VectorizerErr,
+	river.AddWorker(workers, &EmbedWorker{pool: pool, vec: cfg.Vectorizer, loadErr: cfg.VectorizerErr, models: cfg.Models,
 		batchSize: cfg.EmbedBatch, logger: cfg.Logger})
 	river.AddWorker(workers, &PromoteWorker{pool: pool, logger: cfg.Logger})
 	rc := &river.Config{

@@ -120,7 +120,7 @@ func build(root, node, e2eDir string) (*env, string) {
 	// to the root, name nothing: it then ran without its embedding model
 	// and answered from the lexical channel only (degraded), unlike
 	// ingestd, which runs from the root.
-	for key, def := range map[string]string{"STRATA_MODEL_DIR": embed.DefaultModelDir, "ONNXRUNTIME_LIB": embed.DefaultLibraryPath} {
+	for key, def := range map[string]string{"STRATA_MODEL_DIR": filepath.Join(embed.ModelsDir, embed.DefaultLocalModel), "ONNXRUNTIME_LIB": embed.DefaultLibraryPath} {
 		if os.Getenv(key) == "" {
 			e.querydEnv = append(e.querydEnv, key+"="+filepath.Join(root, def))
 		}

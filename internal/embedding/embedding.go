@@ -1,20 +1,24 @@
 // Package embedding loads the configured embedding provider for either
-// daemon: the local USE-lite model through ONNX Runtime, or an
-// OpenAI-compatible endpoint.
+// daemon: a local model through ONNX Runtime (a sentence-transformers
+// export run by package bert, or USE-lite), or an OpenAI-compatible
+// endpoint. A Set also loads, when a layer needs them, the other local
+// models whose vectors the database holds.
 package embedding
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/stratakb/stratakb/embed"
+	"github.com/stratakb/stratakb/embed/bert"
 	"github.com/stratakb/stratakb/embed/uselite"
 )
 
 // Load builds the embedder the configuration names. For the local provider
 // it loads the model (a missing file gives one clear error naming it); the
-// result then also has EmbedPassages, which represents a chunk longer than
-// the model reads by the mean of its windows (docs/embeddings.md).
+// result then also has EmbedPassages, which embeds chunks as the model
+// wants passages embedded (docs/embeddings.md).
 func Load(cfg embed.Config, logger *slog.Logger) (embed.Embedder, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -34,29 +38,50 @@ func Lazy(cfg embed.Config, logger *slog.Logger, onFail func(error)) (embed.Embe
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	info := embed.ModelInfo{Name: uselite.ModelName, Dims: uselite.Dims}
+	lm, err := resolveLocal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	info := embed.ModelInfo{Name: lm.vectorName(), Dims: lm.dims()}
 	return embed.NewLazy(info, func() (embed.Embedder, error) { return Load(cfg, logger) }, onFail), nil
 }
 
 func loadLocal(c embed.Config) (embed.Embedder, error) {
-	m, err := uselite.Load(uselite.Config{ModelDir: c.ModelDir, LibraryPath: c.LibraryPath,
-		IntraOpThreads: c.IntraOpThreads, BatchSize: c.BatchSize})
+	lm, err := resolveLocal(c)
 	if err != nil {
 		return nil, err
 	}
-	return local{Embedder: embed.Adapt(m), m: m}, nil
+	if lm.useLite {
+		m, err := uselite.Load(uselite.Config{ModelDir: lm.dir, LibraryPath: c.LibraryPath,
+			IntraOpThreads: c.IntraOpThreads, BatchSize: c.BatchSize})
+		if err != nil {
+			return nil, err
+		}
+		return local{Embedder: embed.Adapt(m), passages: m.EmbedPassages, close: m.Close}, nil
+	}
+	m, err := bert.Load(bert.Config{ModelDir: lm.dir, LibraryPath: c.LibraryPath,
+		IntraOpThreads: c.IntraOpThreads, BatchSize: c.BatchSize, Spec: lm.spec})
+	if err != nil {
+		return nil, err
+	}
+	return local{Embedder: embed.Adapt(m), passages: m.EmbedPassages, close: m.Close}, nil
 }
 
-// local is the local model: Embed for queries, EmbedPassages for chunks.
+// local is a local model: Embed for queries, EmbedPassages for chunks.
 type local struct {
 	embed.Embedder
-	m *uselite.Model
+	passages func(ctx context.Context, texts []string) ([][]float32, error)
+	close    func() error
 }
 
 // EmbedPassages embeds whole passages, one vector each.
 func (l local) EmbedPassages(ctx context.Context, texts []string) ([][]float32, error) {
-	return l.m.EmbedPassages(ctx, texts)
+	vs, err := l.passages(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embed passages with %s: %w", l.Model().Name, err)
+	}
+	return vs, nil
 }
 
 // Close releases the model's ONNX Runtime session.
-func (l local) Close() error { return l.m.Close() }
+func (l local) Close() error { return l.close() }

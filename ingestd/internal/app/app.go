@@ -52,6 +52,9 @@ Usage:
   ingestd add DIR --layer NAME [flags] [--wait]   register a folder as a layer and ingest it
   ingestd ingest [--layer NAME] [--allow-deletes] [--wait]
                                                   re-ingest one layer or all of them
+  ingestd reembed --layer NAME --model MODEL [--wait]
+                                                  embed a layer with another model; the old
+                                                  vectors serve until the new ones are complete
   ingestd status [--layer NAME] [--failed]        per-layer and per-file state
   ingestd serve                                   run the workers until stopped
   ingestd migrate                                 apply database migrations
@@ -93,7 +96,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	verb, rest := args[0], args[1:]
 	switch verb {
-	case "add", "ingest", "status", "serve", "migrate":
+	case "add", "ingest", "reembed", "status", "serve", "migrate":
 	default:
 		return usagef("unknown verb %q (try 'ingestd help')", verb)
 	}
@@ -108,6 +111,8 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return e.add(ctx, rest)
 	case "ingest":
 		return e.ingest(ctx, rest)
+	case "reembed":
+		return e.reembed(ctx, rest)
 	case "status":
 		return e.status(ctx, rest)
 	case "serve":
@@ -124,6 +129,7 @@ type env struct {
 	stderr io.Writer
 	pool   *pgxpool.Pool
 	emb    embed.Embedder // loaded by clientConfig, closed by close
+	models *embedding.Set // emb and the other models layers use; closed by close
 }
 
 // connect opens the pool and migrates the database, as every daemon does at
@@ -172,7 +178,9 @@ func (e *env) close() {
 	if e.pool != nil {
 		e.pool.Close()
 	}
-	if e.emb != nil {
+	if e.models != nil {
+		e.models.Close() // closes emb too
+	} else if e.emb != nil {
 		_ = embed.Close(e.emb)
 	}
 }
@@ -196,11 +204,13 @@ func (e *env) clientConfig(ctx context.Context, workers int) jobs.ClientConfig {
 		if mi, err = embed.ResolveModel(ctx, emb); err == nil && mi.Name != "" {
 			e.emb = emb
 			cc.Vectorizer = jobs.SingleVector(emb)
+			cc.Models = e.modelsFor(emb)
 			return cc
 		}
 		_ = embed.Close(emb)
 	}
 	cc.VectorizerErr = err
+	cc.Models = e.modelsFor(nil)
 	e.logger.Warn("embedding model unavailable: documents are stored and their vectors stay pending", "error", err)
 	return cc
 }
@@ -278,6 +288,7 @@ func (e *env) add(ctx context.Context, args []string) error {
 		schema.MinChunkSize, schema.MaxChunkSize, schema.DefaultChunkSize, presets["contracts"].chunkSize))
 	presetName := fs.String("preset", "", "defaults bundle: docs or contracts")
 	wait := fs.Bool("wait", false, "wait for the ingest to finish and print a summary")
+	modelName := fs.String("model", "", "embedding model: "+embed.LocalModelNames()+" (default: the layer's own, or for a new layer the configured one)")
 	allowDeletes := fs.Bool("allow-deletes", false, "let this run delete more than half of the layer's documents")
 	pushed := fs.Bool("pushed", false, "the layer is pushed from elsewhere (a CI runner): the schedule skips it (stored; --pushed=false undoes it)")
 	schedDeletes := fs.Bool("schedule-allow-deletes", false, "let scheduled runs delete more than half of the layer's documents (stored)")
@@ -365,12 +376,26 @@ func (e *env) add(ctx context.Context, args []string) error {
 	if set["schedule-allow-deletes"] {
 		layer.ScheduleAllowDeletes = *schedDeletes
 	}
+	model, changed, err := e.layerModel(layer, *modelName)
+	if err != nil {
+		return err
+	}
+	old := layer.EmbeddingModel
+	layer.EmbeddingModel = model
 	layer, err = jobs.UpsertLayer(ctx, e.pool, layer)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "layer %s: %s\n", layer.Name, layer.Root)
-	return e.runIngest(ctx, []jobs.Layer{layer}, *wait, *allowDeletes)
+	if changed {
+		fmt.Fprintf(e.stdout, "layer %s: re-embedding with %s; queries use the vectors of %s until every chunk has one\n", layer.Name, model, old)
+	}
+	err = e.runIngest(ctx, []jobs.Layer{layer}, *wait, *allowDeletes)
+	if err == nil && changed && !*wait {
+		// The run embeds only the documents it changes: sweep the rest.
+		err = e.embedLayer(ctx, layer, model, false)
+	}
+	return err
 }
 
 func (e *env) ingest(ctx context.Context, args []string) error {
@@ -479,8 +504,8 @@ func (e *env) runIngest(ctx context.Context, layers []jobs.Layer, wait, allowDel
 		if empty {
 			failed = true
 		}
-		if cc.Vectorizer != nil && p.Status != schema.RunFailed {
-			if err := e.waitVectors(ctx, client, l, cc.Vectorizer.Model().Name); err != nil {
+		if model := l.LayerModel(defaultModel(cc)); model != "" && p.Status != schema.RunFailed {
+			if err := e.waitVectors(ctx, client, l, model); err != nil {
 				return err
 			}
 		}
@@ -492,6 +517,15 @@ func (e *env) runIngest(ctx context.Context, layers []jobs.Layer, wait, allowDel
 		return errSomeFailed
 	}
 	return nil
+}
+
+// defaultModel is the configured model's vector name, "" when it is not
+// available.
+func defaultModel(cc jobs.ClientConfig) string {
+	if cc.Vectorizer == nil {
+		return ""
+	}
+	return cc.Vectorizer.Model().Name
 }
 
 func stopClient(client *river.Client[pgx.Tx]) {

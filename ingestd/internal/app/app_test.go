@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/xuri/excelize/v2"
 
+	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/testenv"
 )
@@ -272,7 +273,7 @@ func TestVectorsPendingWhileTheModelIsMissing(t *testing.T) {
 	testenv.Require(t, filepath.Join(testenv.VarDir(t), "models", "use-lite", "model.json"), "the local model (make setup)")
 	c := newCLI(t)
 	dir := filepath.Join(testenv.RepoRoot(t), "fixtures", "handbook")
-	code, out, errOut := c.runEnv(map[string]string{"STRATA_MODEL_DIR": filepath.Join(t.TempDir(), "no-model")},
+	code, out, errOut := c.runEnv(map[string]string{"STRATA_MODEL_DIR": filepath.Join(t.TempDir(), "no-model"), "EMBEDDING_MODEL": "use-lite"},
 		"add", dir, "--layer", "handbook", "--wait")
 	if code != 0 {
 		t.Fatalf("add without a model exited %d\n%s\n%s", code, out, errOut)
@@ -495,7 +496,7 @@ func TestUnchangedAddDoesNotLoadTheModel(t *testing.T) {
 	if code, out, errOut := c.run("add", dir, "--layer", "handbook", "--wait"); code != 0 {
 		t.Fatalf("first add exited %d\n%s\n%s", code, out, errOut)
 	}
-	missing := map[string]string{"STRATA_MODEL_DIR": filepath.Join(t.TempDir(), "no-model")}
+	missing := map[string]string{"STRATA_MODEL_DIR": filepath.Join(t.TempDir(), "no-model"), "EMBEDDING_MODEL": "use-lite"}
 	code, out, errOut := c.runEnv(missing, "add", dir, "--layer", "handbook", "--wait")
 	if code != 0 {
 		t.Fatalf("second add exited %d\n%s\n%s", code, out, errOut)
@@ -561,5 +562,42 @@ func TestPoolHasRoomForTheWorkers(t *testing.T) {
 	cfg, err = poolConfig("postgres://u@localhost/db?pool_max_conns=3", 8)
 	if err != nil || cfg.MaxConns != 3 {
 		t.Errorf("pool_max_conns=3 in the URL gave %d connections (%v)", cfg.MaxConns, err)
+	}
+}
+
+// TestLayerKeepsItsModelAndReembeds: a layer added with one model keeps it
+// when the configured model changes (a re-add embeds nothing new), and
+// `reembed --model` moves it to another, whose vectors are then complete
+// beside the old ones.
+func TestLayerKeepsItsModelAndReembeds(t *testing.T) {
+	v := testenv.VarDir(t)
+	testenv.Require(t, filepath.Join(v, "models", "use-lite", "model.json"), "the local model use-lite (make setup)")
+	testenv.Require(t, filepath.Join(v, "models", embed.DefaultLocalModel, "model.onnx"), "the default local model (make setup)")
+	c := newCLI(t)
+	dir := filepath.Join(testenv.RepoRoot(t), "fixtures", "handbook")
+	if code, out, errOut := c.run("add", dir, "--layer", "handbook", "--wait"); code != 0 {
+		t.Fatalf("add exited %d\n%s\n%s", code, out, errOut)
+	}
+	newDefault := map[string]string{"STRATA_MODEL_DIR": filepath.Join(v, "models", embed.DefaultLocalModel)}
+	code, out, errOut := c.runEnv(newDefault, "add", dir, "--layer", "handbook", "--wait")
+	if code != 0 || !strings.Contains(out, "every chunk has a vector of use-lite-512@1") {
+		t.Fatalf("re-add after the default changed (exit %d) should keep use-lite:\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = c.runEnv(newDefault, "reembed", "--layer", "handbook", "--model", embed.DefaultLocalModel, "--wait")
+	want := embed.DefaultLocalModel + "@1"
+	if code != 0 || !strings.Contains(out, "queries use the vectors of use-lite-512@1 until every chunk has one of "+want) ||
+		!strings.Contains(out, "every chunk has a vector of "+want) {
+		t.Fatalf("reembed (exit %d):\n%s\n%s", code, out, errOut)
+	}
+	rows, err := c.pool().Query(context.Background(), `SELECT model FROM strata.layer_models WHERE complete ORDER BY model`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	models, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || strings.Join(models, " ") != want+" use-lite-512@1" {
+		t.Errorf("complete models %v (%v), want both side by side", models, err)
+	}
+	if code, _, errOut := c.run("reembed", "--layer", "handbook", "--model", "bge-large"); code != exitUsage || !strings.Contains(errOut, "unknown embedding model") {
+		t.Errorf("reembed with an unknown model: exit %d, %s", code, errOut)
 	}
 }

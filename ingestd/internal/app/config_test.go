@@ -58,7 +58,7 @@ func TestConfigVariables(t *testing.T) {
 		{Name: "EMBEDDING_PROVIDER", Def: embed.ProviderLocal,
 			Good: map[string]string{"local": embed.ProviderLocal, "openai_compatible": embed.ProviderOpenAI},
 			Get:  func(c Config) string { return c.Embed.Provider },
-			Env:  map[string]string{"EMBEDDING_BASE_URL": "http://127.0.0.1:11434/v1", "EMBEDDING_MODEL": "m"}},
+			Env:  map[string]string{"EMBEDDING_BASE_URL": "http://127.0.0.1:11434/v1", "EMBEDDING_MODEL": "e5-small-v2"}},
 		{Name: "LOG_LEVEL", Def: "INFO",
 			Good: map[string]string{"debug": "DEBUG", "warn": "WARN", "error": "ERROR"},
 			Get:  func(c Config) string { return c.LogLevel.String() }},

@@ -30,7 +30,7 @@ import (
 func newAsker(corpus *store.Corpus, ledger, receipts *store.Ledger, q *queryEmbedder, cfg Config, log *slog.Logger) (*askpkg.Asker, error) {
 	opts := q.options(cfg)
 	eng := retrieve.New(corpus, retrieve.Options{Embedder: opts.Embedder, EmbedderError: opts.EmbedderError,
-		KeywordSlots: opts.KeywordSlots})
+		Models: opts.Models, KeywordSlots: opts.KeywordSlots})
 	o := askpkg.Options{Engine: eng, Docs: corpus, Logger: log,
 		Budget: cfg.AnswerTokenBudget, RawQueries: cfg.Server.RawQueries}
 	var err error

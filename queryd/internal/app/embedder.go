@@ -17,6 +17,7 @@ import (
 // error.
 type queryEmbedder struct {
 	emb     embed.Embedder
+	set     *embedding.Set // emb and the other local models a layer's vectors may need
 	name    string
 	threads int   // the local model's threads per call
 	loadErr error // a configuration or remote-provider error at start
@@ -45,12 +46,14 @@ func newQueryEmbedder(cfg embed.Config, log *slog.Logger) *queryEmbedder {
 		var mi embed.ModelInfo
 		if mi, err = embed.ResolveModel(context.Background(), emb); err == nil {
 			q.emb, q.name = emb, mi.Name
+			q.set = embedding.NewSet(cfg, log, emb)
 			return q
 		}
 		_ = embed.Close(emb)
 	}
 	q.loadErr = err
 	warn(err)
+	q.set = embedding.NewSet(cfg, log, nil)
 	return q
 }
 
@@ -70,6 +73,9 @@ func (q *queryEmbedder) options(cfg Config) searchpkg.Options {
 		o.Embedder = q.emb
 	} else {
 		o.EmbedderError = q.loadErr
+	}
+	if q.set != nil {
+		o.Models = q.set.ByName
 	}
 	return o
 }
@@ -94,6 +100,10 @@ func (q *queryEmbedder) ModelHealth(context.Context) (string, error) {
 }
 
 func (q *queryEmbedder) close() {
+	if q.set != nil {
+		q.set.Close() // closes emb too
+		return
+	}
 	if q.emb != nil {
 		_ = embed.Close(q.emb)
 	}

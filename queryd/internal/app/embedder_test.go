@@ -25,7 +25,7 @@ func TestQueryEmbedderLoadsOnFirstUse(t *testing.T) {
 	cfg.ModelDir = filepath.Join(t.TempDir(), "no-model")
 	q := newQueryEmbedder(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
 	defer q.close()
-	if name, err := q.ModelHealth(context.Background()); name != "use-lite-512@1" || !errors.Is(err, server.ErrModelNotLoaded) {
+	if name, err := q.ModelHealth(context.Background()); name != "bge-small-en-v1.5@1" || !errors.Is(err, server.ErrModelNotLoaded) {
 		t.Fatalf("before any query: %q, %v; want the model's name and not loaded yet", name, err)
 	}
 	if logs.Len() > 0 {

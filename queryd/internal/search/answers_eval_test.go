@@ -231,10 +231,7 @@ func ingestAnswerLayers(t *testing.T, pool *pgxpool.Pool, layers []answers.Layer
 	ctx := context.Background()
 	var took time.Duration
 	for _, l := range layers {
-		var n int
-		_ = pool.QueryRow(ctx, `SELECT count(*) FROM strata.chunks c JOIN strata.layers l ON l.id = c.layer_id
-			WHERE l.name = $1`, l.Name).Scan(&n)
-		if n > 0 {
+		if !needsVectors(t, pool, l.Name, emb.Model().Name) {
 			continue
 		}
 		jl, err := l.JobsLayer(evalDir, corpora)
@@ -245,6 +242,7 @@ func ingestAnswerLayers(t *testing.T, pool *pgxpool.Pool, layers []answers.Layer
 		p := ingesttest.Ingest(t, pool, jl, ingesttest.Options{Vectorizer: jobs.SingleVector(emb), Timeout: 30 * time.Minute})
 		d := time.Since(began)
 		took += d
+		var n int
 		_ = pool.QueryRow(ctx, `SELECT count(*) FROM strata.chunks c JOIN strata.layers l ON l.id = c.layer_id
 			WHERE l.name = $1`, l.Name).Scan(&n)
 		t.Logf("layer %s: %d chunks in %s (%+v)", l.Name, n, d.Round(time.Second), p)
@@ -458,7 +456,7 @@ func setupAnswers(t *testing.T, env string) ([]answers.Layer, []answers.Question
 	if err != nil {
 		t.Fatal(err)
 	}
-	emb := loadUSELite(t)
+	emb := loadEvalModel(t)
 	pool, url := poolFromEnv(t, env)
 	ingesttest.Migrate(t, pool)
 	took := ingestAnswerLayers(t, pool, layers, evalDir, corpora, emb)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/embed/uselite"
+	"github.com/stratakb/stratakb/internal/embedding"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/internal/testenv"
 	"github.com/stratakb/stratakb/jobs"
@@ -117,6 +118,54 @@ func (w windowVectorizer) EmbedChunks(ctx context.Context, texts []string) ([][]
 	return out, nil
 }
 
+// evalModelName is the local model the evaluations embed with:
+// STRATA_EVAL_MODEL (an EMBEDDING_MODEL value, such as use-lite or
+// e5-small-v2-q), else the product's default.
+func evalModelName() string {
+	if m := os.Getenv("STRATA_EVAL_MODEL"); m != "" {
+		return m
+	}
+	return embed.DefaultLocalModel
+}
+
+// loadEvalModel loads evalModelName's model as the daemons would (its
+// query and passage sides apart).
+func loadEvalModel(t testing.TB) embed.Embedder {
+	name := evalModelName()
+	v := testenv.VarDir(t)
+	cfg := embed.DefaultConfig()
+	cfg.ModelName, cfg.ModelDir = name, filepath.Join(v, "models", name)
+	cfg.LibraryPath = filepath.Join(v, "lib", "libonnxruntime.so.1")
+	e, err := embedding.Load(cfg, nil)
+	if err != nil {
+		testenv.Missing(t, fmt.Sprintf("embedding model %s: %v", name, err))
+	}
+	t.Cleanup(func() { _ = embed.Close(e) })
+	return e
+}
+
+// evalVectorizer is how the SciFact layer's abstracts are embedded: USE-lite,
+// which reads 128 pieces, by word windows; other models as the daemon
+// embeds a chunk (their passage side, truncated at their length).
+func evalVectorizer(e embed.Embedder) jobs.Vectorizer {
+	if e.Model().Name == uselite.ModelName {
+		return windowVectorizer{e}
+	}
+	return jobs.SingleVector(e)
+}
+
+// needsVectors reports whether the layer has chunks without a vector of
+// the model (none ingested yet, or kept from a run with another model).
+func needsVectors(t testing.TB, pool *pgxpool.Pool, layer, model string) bool {
+	var n, pending int
+	err := pool.QueryRow(context.Background(), `SELECT count(*), count(*) FILTER (WHERE `+jobs.LacksVector("$2")+`)
+		FROM strata.chunks c JOIN strata.layers l ON l.id = c.layer_id WHERE l.name = $1`, layer, model).Scan(&n, &pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n == 0 || pending > 0
+}
+
 func loadUSELite(t testing.TB) embed.Embedder {
 	m, err := uselite.Load(uselite.DefaultConfig(testenv.VarDir(t)))
 	if err != nil {
@@ -143,11 +192,8 @@ func setupEval(t testing.TB) *evalEnv {
 	d := loadSciFact(t)
 	pool, url := poolFromEnv(t, "STRATA_EVAL_DATABASE_URL")
 	ingesttest.Migrate(t, pool)
-	emb := loadUSELite(t)
-	var n int
-	_ = pool.QueryRow(ctx, `SELECT count(*) FROM strata.chunks c JOIN strata.layers l ON l.id = c.layer_id
-		WHERE l.name = $1`, evalLayer).Scan(&n)
-	if n == 0 {
+	emb := loadEvalModel(t)
+	if needsVectors(t, pool, evalLayer, emb.Model().Name) {
 		dir := t.TempDir()
 		for id, text := range d.corpus {
 			if err := os.WriteFile(filepath.Join(dir, id+".txt"), []byte(text+"\n"), 0o644); err != nil {
@@ -159,7 +205,7 @@ func setupEval(t testing.TB) *evalEnv {
 		// window; STRATA_EVAL_PRODUCT=1 ingests as a user's layer would be:
 		// the default chunk size and the daemon's one vector per chunk.
 		layer := jobs.Layer{Name: evalLayer, Root: dir, ChunkSize: 8000}
-		var vz jobs.Vectorizer = windowVectorizer{emb}
+		vz := evalVectorizer(emb)
 		if os.Getenv("STRATA_EVAL_PRODUCT") == "1" {
 			layer.ChunkSize, vz = 0, jobs.SingleVector(emb)
 		}

@@ -3,9 +3,11 @@ package search
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/jobs"
 	"github.com/stratakb/stratakb/parsers"
 )
@@ -134,5 +136,48 @@ func TestModelChangeReembedsInTheBackground(t *testing.T) {
 	resp := mustSearch(t, f.searcher(t, func(o *Options) { o.Embedder = newEmb }), req)
 	if resp.Degraded || len(resp.Results) == 0 || resp.Results[0].Similarity <= 0 {
 		t.Errorf("after re-embedding, search with %s: degraded %v (%q), results %+v", newModel, resp.Degraded, resp.DegradedReason, resp.Results)
+	}
+}
+
+// TestLayerKeepsItsModel: after the configured model changes, a layer whose
+// vectors are all of the previous model is still searched by vector, with
+// its query embedded by that model (explain names it), instead of falling
+// back to full text; without a way to reach the old model the search says
+// the layer has no vectors of the new one.
+func TestLayerKeepsItsModel(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	files := map[string]string{
+		"pumps.md":  "# Pumps\n\nThe pump station is inspected every spring.\n",
+		"valves.md": "# Valves\n\nValves and seals are replaced when worn.\n",
+	}
+	f.ingest(t, jobs.Layer{Name: "plant"}, files) // vectors of the old model (64 dims)
+	oldEmb, oldModel := f.emb, f.emb.Model().Name
+	newEmb := &bowEmbedder{dims: 32}
+	req := Request{Query: "pump station inspection", Layers: []string{"plant"}, TopK: 2, Explain: true}
+
+	calls := 0
+	withModels := f.searcher(t, func(o *Options) {
+		o.Embedder = newEmb
+		o.Models = func(name string) (embed.Embedder, error) {
+			calls++
+			if name != oldModel {
+				return nil, fmt.Errorf("unexpected model %s", name)
+			}
+			return oldEmb, nil
+		}
+	})
+	resp := mustSearch(t, withModels, req)
+	if resp.Degraded || len(resp.Results) == 0 || resp.Results[0].Similarity <= 0 {
+		t.Fatalf("search after the default changed: degraded %v (%q), results %+v", resp.Degraded, resp.DegradedReason, resp.Results)
+	}
+	if resp.Explain == nil || resp.Explain.Model != oldModel || calls == 0 {
+		t.Errorf("explain %+v, %d model look-ups; want the query embedded by the layer's model %s", resp.Explain, calls, oldModel)
+	}
+
+	without := f.searcher(t, func(o *Options) { o.Embedder = newEmb })
+	resp = mustSearch(t, without, req)
+	if !resp.Degraded || !strings.Contains(resp.DegradedReason, "plant") {
+		t.Errorf("without the old model the search should say the layer lacks vectors of %s: degraded %v %q", newEmb.Model().Name, resp.Degraded, resp.DegradedReason)
 	}
 }
