@@ -34,7 +34,11 @@ func newAsker(corpus *store.Corpus, ledger, receipts *store.Ledger, q *queryEmbe
 	o := askpkg.Options{Engine: eng, Docs: corpus, Logger: log,
 		Budget: cfg.AnswerTokenBudget, RawQueries: cfg.Server.RawQueries}
 	var err error
-	if o.Reranker, o.NoReranker, err = newReranker(cfg, log); err != nil {
+	var cross *crossEncoder
+	if cfg.Reranking.HTTP.Provider == rerank.ProviderONNX {
+		cross = newCrossEncoder(cfg)
+	}
+	if o.Reranker, o.NoReranker, err = newReranker(cfg, log, cross); err != nil {
 		return nil, err
 	}
 	if o.Rewriter, err = newRewriter(cfg, log); err != nil {
@@ -48,7 +52,7 @@ func newAsker(corpus *store.Corpus, ledger, receipts *store.Ledger, q *queryEmbe
 	// Extractive answers: sentences are scored by the reranking model also
 	// with reranking off, and their receipts go to the ledger.
 	o.Embedder = opts.Embedder
-	o.Sentences, o.SentencesError = newSentenceScorer(cfg, opts.Embedder, log)
+	o.Sentences, o.SentencesError = newSentenceScorer(cfg, opts.Embedder, log, cross)
 	if receipts != nil {
 		o.Receipts = receipts
 	}
@@ -58,7 +62,10 @@ func newAsker(corpus *store.Corpus, ledger, receipts *store.Ledger, q *queryEmbe
 // newSentenceScorer returns the model that scores extractive sentences:
 // RERANKING_MODEL's, whether or not reranking is on. Its error is why it
 // cannot load; an extractive call then fails with it.
-func newSentenceScorer(cfg Config, emb embed.Embedder, log *slog.Logger) (askpkg.SentenceScorer, error) {
+func newSentenceScorer(cfg Config, emb embed.Embedder, log *slog.Logger, cross *crossEncoder) (askpkg.SentenceScorer, error) {
+	if cross != nil {
+		return askpkg.TextSentences{R: cross}, nil
+	}
 	if cfg.Reranking.HTTP.Provider == rerank.ProviderHTTP {
 		h, err := rerank.NewHTTP(cfg.rerankHTTP(), log)
 		if err != nil {

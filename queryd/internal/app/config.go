@@ -152,7 +152,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	r.String("RERANKING_MODEL", &c.Reranking.Model)
 	r.Bool("LEARNING_ENABLED", &c.LearningEnabled)
 	rh := &c.Reranking.HTTP
-	r.OneOf("RERANKING_PROVIDER", &rh.Provider, rerank.ProviderOffline, rerank.ProviderHTTP)
+	r.OneOf("RERANKING_PROVIDER", &rh.Provider, rerank.ProviderOffline, rerank.ProviderHTTP, rerank.ProviderONNX)
 	r.String("RERANKING_BASE_URL", &rh.BaseURL)
 	r.Secret("RERANKING_API_KEY", &rh.APIKey)
 	r.OneOf("RERANKING_FORMAT", &rh.Format, rerank.FormatTEI, rerank.FormatCohere)
@@ -203,7 +203,7 @@ func (c Config) Validate() error {
 	if strings.TrimSpace(c.Reranking.Model) == "" {
 		bad("RERANKING_MODEL: empty; leave it unset for %q, the bundled model", RerankLocal)
 	}
-	if c.Reranking.HTTP.Provider == rerank.ProviderHTTP {
+	if p := c.Reranking.HTTP.Provider; p == rerank.ProviderHTTP || p == rerank.ProviderONNX {
 		h := c.rerankHTTP()
 		if err := h.Validate(); err != nil {
 			errs = append(errs, err)

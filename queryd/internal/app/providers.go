@@ -51,10 +51,14 @@ func newRewriter(cfg Config, log *slog.Logger) (askpkg.Rewriter, error) {
 }
 
 // newReranker returns strata_ask's reranker, or nil and the reason there
-// is none.
-func newReranker(cfg Config, log *slog.Logger) (askpkg.Reranker, string, error) {
+// is none. cross is the in-process cross-encoder when
+// RERANKING_PROVIDER=onnx.
+func newReranker(cfg Config, log *slog.Logger, cross *crossEncoder) (askpkg.Reranker, string, error) {
 	if !cfg.Reranking.Enabled {
 		return nil, "reranking is off (RERANKING_ENABLED=false)", nil
+	}
+	if cross != nil {
+		return askpkg.Texts{R: cross}, "", nil
 	}
 	if cfg.Reranking.HTTP.Provider == rerank.ProviderHTTP {
 		h, err := rerank.NewHTTP(cfg.rerankHTTP(), log)

@@ -30,7 +30,7 @@ func TestProvidersFromConfig(t *testing.T) {
 		if err != nil {
 			t.Errorf("%v: rewriter: %v", env, err)
 		}
-		rr, why, err := newReranker(cfg, nil)
+		rr, why, err := newReranker(cfg, nil, nil)
 		if err != nil || rr == nil && why == "" {
 			t.Errorf("%v: reranker %v, reason %q, %v", env, rr, why, err)
 		}

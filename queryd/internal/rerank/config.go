@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -18,6 +20,10 @@ const (
 	ProviderOffline = "offline"
 	// ProviderHTTP is a rerank endpoint (NewHTTP).
 	ProviderHTTP = "http"
+	// ProviderONNX is a cross-encoder run in process: RERANKING_MODEL is a
+	// folder with its ONNX export (model.onnx) and tokenizer.json or
+	// vocab.txt.
+	ProviderONNX = "onnx"
 )
 
 // Wire formats, as RERANKING_FORMAT names them.
@@ -114,9 +120,14 @@ func (c Config) Validate() error {
 	switch c.Provider {
 	case "", ProviderOffline:
 		return nil
+	case ProviderONNX:
+		if _, err := os.Stat(filepath.Join(c.Model, "model.onnx")); c.Model == "" || err != nil {
+			return fmt.Errorf("reranking configuration: RERANKING_MODEL: %q must be a folder holding the cross-encoder's model.onnx and tokenizer.json (RERANKING_PROVIDER=%s)", c.Model, ProviderONNX)
+		}
+		return nil
 	case ProviderHTTP:
 	default:
-		return fmt.Errorf("reranking configuration: RERANKING_PROVIDER: unknown provider %q; want %s or %s", c.Provider, ProviderOffline, ProviderHTTP)
+		return fmt.Errorf("reranking configuration: RERANKING_PROVIDER: unknown provider %q; want %s, %s or %s", c.Provider, ProviderOffline, ProviderHTTP, ProviderONNX)
 	}
 	switch c.Format {
 	case FormatTEI:
