@@ -95,7 +95,9 @@ type Config struct {
 	// IntraOpThreads is ONNX Runtime's thread count per call; 0 means
 	// DefaultThreads.
 	IntraOpThreads int
-	// BatchSize is the most texts per call; 0 means DefaultBatchSize.
+	// BatchSize is the most texts per call; 0 means DefaultBatchSize. A
+	// dynamically quantized model always runs one text per call, so that a
+	// text's vector does not depend on the texts batched with it.
 	BatchSize int
 	// Spin lets ONNX Runtime's worker threads busy-wait between calls; off
 	// by default, as in uselite.

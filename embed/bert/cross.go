@@ -19,7 +19,8 @@ type CrossConfig struct {
 	// IntraOpThreads is ONNX Runtime's thread count per call; 0 means
 	// DefaultThreads.
 	IntraOpThreads int
-	// BatchSize is the most pairs per call; 0 means DefaultBatchSize.
+	// BatchSize is the most pairs per call; 0 means DefaultBatchSize. A
+	// dynamically quantized model always runs one pair per call.
 	BatchSize int
 	// Spin lets ONNX Runtime's worker threads busy-wait between calls.
 	Spin bool

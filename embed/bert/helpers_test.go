@@ -1,0 +1,67 @@
+package bert
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stratakb/stratakb/internal/testenv"
+)
+
+// requiredModel is the model whose absence fails the parity test under
+// CI=true (the default under consideration); the other models skip when
+// their folder is absent.
+var requiredModel = "bge-small-en-v1.5"
+
+// libraryPath returns the ONNX Runtime library from `make setup`, skipping
+// the test (failing it under CI=true) when it is absent.
+func libraryPath(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(testenv.VarDir(t), "lib", "libonnxruntime.so.1")
+	testenv.Require(t, path, "the ONNX Runtime library (make setup)")
+	return path
+}
+
+// loadKnown loads the model of folder name under var/models with its Known
+// spec. An absent folder skips the test, or fails it under CI=true when name
+// is requiredModel.
+func loadKnown(t testing.TB, name string, batch int) *Model {
+	t.Helper()
+	lib := libraryPath(t)
+	dir := filepath.Join(testenv.VarDir(t), "models", name)
+	if _, err := os.Stat(filepath.Join(dir, "model.onnx")); err != nil {
+		if name == requiredModel {
+			testenv.Missing(t, "the default model "+name+" (make setup): "+err.Error())
+		}
+		t.Skipf("skipped: model %s is absent: %v", name, err)
+	}
+	m, err := Load(Config{ModelDir: dir, LibraryPath: lib, BatchSize: batch, Spec: Known[name]})
+	if err != nil {
+		t.Fatalf("load %s: %v", name, err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+func cosine(a, b []float32) float64 {
+	var dot, na, nb float64
+	for i := range a {
+		dot += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+func readJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("decode %s: %v", path, err)
+	}
+}
