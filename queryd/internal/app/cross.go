@@ -23,6 +23,10 @@ type crossEncoder struct {
 	err  error
 }
 
+// crossMaxTokens is the pair's truncation length: BERT's 512 positions,
+// which every BERT-family cross-encoder has.
+const crossMaxTokens = 512
+
 func newCrossEncoder(cfg Config) *crossEncoder {
 	return &crossEncoder{dir: cfg.Reranking.Model, lib: cfg.Embed.LibraryPath, threads: cfg.Embed.IntraOpThreads}
 }
@@ -33,7 +37,8 @@ func (c *crossEncoder) Name() string { return "cross-encoder:" + filepath.Base(c
 // Rerank returns each passage's probability of answering the query.
 func (c *crossEncoder) Rerank(ctx context.Context, query string, passages []string) ([]float64, error) {
 	c.once.Do(func() {
-		c.m, c.err = bert.LoadCrossEncoder(bert.CrossConfig{ModelDir: c.dir, LibraryPath: c.lib, IntraOpThreads: c.threads})
+		c.m, c.err = bert.LoadCrossEncoder(bert.CrossConfig{ModelDir: c.dir, LibraryPath: c.lib,
+			IntraOpThreads: c.threads, MaxTokens: crossMaxTokens})
 	})
 	if c.err != nil {
 		return nil, fmt.Errorf("load the cross-encoder in %s: %w", c.dir, c.err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -95,6 +96,9 @@ var answersFloorsRouted = map[string]answersFloor{
 // mark: docs/retrieval.md, "Confidence marks").
 const (
 	unanswerableLowFloor = 0.92
+	// similarityAUCFloor is the least similarityAUC the default model must
+	// keep on the test split, layer named (issue 28's target).
+	similarityAUCFloor = 0.75
 	rightFirstLowCeiling = 0.64
 )
 
@@ -104,6 +108,7 @@ type answersRun struct {
 	rank       int // 1-based rank of the first hit in the results, 0 for none
 	confidence string
 	topSim     float64
+	bestSim    float64 // the highest similarity among the results
 	took       time.Duration
 	exactTop   bool // the first result is an exact section match
 	top        []string
@@ -173,6 +178,8 @@ func evalAnswerSplit(t *testing.T, s *Searcher, split string, qs []answers.Quest
 	t.Logf("confidence marks: unanswerable %s; right passage first %s", sep.unansMarks, sep.rightMarks)
 	t.Logf("median top similarity: unanswerable %.3f, answerable with the right passage first %.3f, answerable missed %.3f",
 		sep.unansSim, sep.rightSim, sep.missSim)
+	auc, aucR := similarityAUC(named), similarityAUC(routed)
+	t.Logf("similarity AUC (best similarity, answerable against unanswerable, %s): named %.3f, routed %.3f", evalModelName(), auc, aucR)
 	t.Logf("exact questions whose first result is an exact section match: named %s, routed %s", exactFirst(named), exactFirst(routed))
 	t.Logf("answerable questions missed at rank 1 yet marked high: named %s, routed %s", wrongHigh(named), wrongHigh(routed))
 	t.Logf("latency per question (median, layer named / routed): %s / %s", medianDur(named), medianDur(routed))
@@ -186,6 +193,13 @@ func evalAnswerSplit(t *testing.T, s *Searcher, split string, qs []answers.Quest
 
 	if split != "test" {
 		return
+	}
+	if evalModelName() != embed.DefaultLocalModel {
+		t.Logf("floors not asserted: they are the default model's (%s), this run embeds with %s", embed.DefaultLocalModel, evalModelName())
+		return
+	}
+	if auc < similarityAUCFloor {
+		t.Errorf("similarity AUC, layer named: %.3f under the floor %.2f", auc, similarityAUCFloor)
 	}
 	checkFloors(t, "layer named", byKindNamed, answersFloorsNamed)
 	checkFloors(t, "routed", byKindRouted, answersFloorsRouted)
@@ -266,6 +280,9 @@ func runAnswer(ctx context.Context, t *testing.T, s *Searcher, q answers.Questio
 	}()
 	if len(resp.Results) > 0 {
 		r.topSim = resp.Results[0].Similarity
+		for _, res := range resp.Results {
+			r.bestSim = max(r.bestSim, res.Similarity)
+		}
 		r.exactTop = resp.Results[0].Match == "exact"
 	}
 	for i, res := range resp.Results {
@@ -461,4 +478,57 @@ func setupAnswers(t *testing.T, env string) ([]answers.Layer, []answers.Question
 	ingesttest.Migrate(t, pool)
 	took := ingestAnswerLayers(t, pool, layers, evalDir, corpora, emb)
 	return layers, all, emb, url, took
+}
+
+// similarityAUC is the probability that an answerable question's best
+// similarity is above an unanswerable one's (ties count half): how well the
+// embedding model's cosine alone tells them apart (0.5 is chance).
+func similarityAUC(runs []answersRun) float64 {
+	var pos, neg []float64
+	for _, r := range runs {
+		if r.q.Kind == answers.KindUnanswerable {
+			neg = append(neg, r.bestSim)
+		} else {
+			pos = append(pos, r.bestSim)
+		}
+	}
+	if len(pos) == 0 || len(neg) == 0 {
+		return math.NaN()
+	}
+	var wins float64
+	for _, p := range pos {
+		for _, n := range neg {
+			switch {
+			case p > n:
+				wins++
+			case p == n:
+				wins += 0.5
+			}
+		}
+	}
+	return wins / float64(len(pos)*len(neg))
+}
+
+// TestSimilarityAUC runs without STRATA_EVAL: perfect separation is 1,
+// reversed 0, ties half.
+func TestSimilarityAUC(t *testing.T) {
+	run := func(kind string, sim float64) answersRun {
+		return answersRun{q: answers.Question{Kind: kind}, bestSim: sim}
+	}
+	un := answers.KindUnanswerable
+	for _, tc := range []struct {
+		runs []answersRun
+		want float64
+	}{
+		{[]answersRun{run("lexical", 0.9), run("paraphrase", 0.8), run(un, 0.5), run(un, 0.4)}, 1},
+		{[]answersRun{run("lexical", 0.3), run(un, 0.5)}, 0},
+		{[]answersRun{run("lexical", 0.5), run(un, 0.5), run("code", 0.7), run(un, 0.6)}, 0.625},
+	} {
+		if got := similarityAUC(tc.runs); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("similarityAUC = %v, want %v", got, tc.want)
+		}
+	}
+	if !math.IsNaN(similarityAUC([]answersRun{run("lexical", 0.5)})) {
+		t.Error("AUC without unanswerable questions should be NaN")
+	}
 }
