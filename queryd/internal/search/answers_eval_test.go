@@ -98,7 +98,7 @@ const (
 	unanswerableLowFloor = 0.92
 	// similarityAUCFloor is the least similarityAUC the default model must
 	// keep on the test split, layer named (issue 28's target).
-	similarityAUCFloor = 0.75
+	similarityAUCFloor   = 0.75
 	rightFirstLowCeiling = 0.64
 )
 
