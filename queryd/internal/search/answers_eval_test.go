@@ -192,6 +192,7 @@ func evalAnswerSplit(t *testing.T, s *Searcher, split string, qs []answers.Quest
 	}
 
 	if split != "test" {
+		logLOCOMarks(t, evalModelName(), named)
 		return
 	}
 	if evalModelName() != embed.DefaultLocalModel {

@@ -156,3 +156,85 @@ func logMarks(t *testing.T, runs []answersRun) {
 	}
 	t.Logf("mark minimising the sum of both error rates: %.2f (sum %.2f)", best, bestErr)
 }
+
+// markErr is one candidate medium mark's errors on a set of runs: the share
+// of unanswerable questions whose best similarity reaches it, and of
+// answerable ones with the right passage first that fall below it.
+type markErr struct {
+	mark, unansAbove, rightBelow float64
+	nUnans, nRight               int
+}
+
+func (m markErr) sum() float64 { return m.unansAbove + m.rightBelow }
+
+func marksOn(runs []answersRun, mark float64) markErr {
+	e := markErr{mark: mark}
+	var ua, rb int
+	for _, r := range runs {
+		switch {
+		case r.q.Kind == answers.KindUnanswerable:
+			e.nUnans++
+			if r.bestSim >= mark {
+				ua++
+			}
+		case r.rank == 1:
+			e.nRight++
+			if r.bestSim < mark {
+				rb++
+			}
+		}
+	}
+	e.unansAbove = float64(ua) / float64(max(1, e.nUnans))
+	e.rightBelow = float64(rb) / float64(max(1, e.nRight))
+	return e
+}
+
+// bestMark is the medium mark (0.30 to 0.95 by 0.01) that minimises the sum
+// of both error rates on runs; a tie goes to the higher mark, which keeps
+// more unanswerable questions low.
+func bestMark(runs []answersRun) markErr {
+	best := markErr{mark: -1}
+	for m := 0.30; m <= 0.951; m += 0.01 {
+		e := marksOn(runs, m)
+		if best.mark < 0 || e.sum() <= best.sum()+1e-9 {
+			best = e
+		}
+	}
+	return best
+}
+
+// logLOCOMarks chooses the similarity medium mark leaving one corpus (one
+// layer of the answer set) out at a time: the mark is chosen on the other
+// layers and its errors are measured on the one left out. It prints each
+// fold, the spread, and the mark chosen on every layer together, which is
+// the one to store (model_search_params.confidence_medium).
+func logLOCOMarks(t *testing.T, model string, runs []answersRun) {
+	byLayer := map[string][]answersRun{}
+	for _, r := range runs {
+		byLayer[r.q.Layer] = append(byLayer[r.q.Layer], r)
+	}
+	var layers []string
+	for l := range byLayer {
+		layers = append(layers, l)
+	}
+	sort.Strings(layers)
+	t.Logf("similarity medium mark for %s, leave one corpus out (chosen on the others, measured on the one left out):", model)
+	t.Logf("| left out | mark | unanswerable at or above | right-first below | n unanswerable / right-first |")
+	var sums []float64
+	for _, out := range layers {
+		var rest []answersRun
+		for _, l := range layers {
+			if l != out {
+				rest = append(rest, byLayer[l]...)
+			}
+		}
+		m := bestMark(rest)
+		e := marksOn(byLayer[out], m.mark)
+		sums = append(sums, e.sum())
+		t.Logf("| %s | %.2f | %.2f | %.2f | %d / %d |", out, m.mark, e.unansAbove, e.rightBelow, e.nUnans, e.nRight)
+	}
+	sort.Float64s(sums)
+	all := bestMark(runs)
+	t.Logf("held-out error sums: min %.2f median %.2f max %.2f; mark on every layer: %.2f (unanswerable at or above %.2f, right-first below %.2f)",
+		sums[0], sums[len(sums)/2], sums[len(sums)-1], all.mark, all.unansAbove, all.rightBelow)
+}

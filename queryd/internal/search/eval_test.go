@@ -758,7 +758,7 @@ func TestEvalTune(t *testing.T) {
 	cs := append([]float64(nil), covered...)
 	sort.Float64s(cs)
 	fmt.Printf("train best similarity: p10 %.3f median %.3f p90 %.3f\n", cs[len(cs)/10], cs[len(cs)/2], cs[len(cs)*9/10])
-	for _, mark := range []float64{0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7} {
+	for _, mark := range []float64{0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9} {
 		n, okN := 0, 0.0
 		for i, s := range covered {
 			if s >= mark {
