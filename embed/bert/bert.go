@@ -93,14 +93,14 @@ type Config struct {
 	// LibraryPath is the ONNX Runtime shared library (libonnxruntime.so.1).
 	LibraryPath string
 	// IntraOpThreads is ONNX Runtime's thread count per call; 0 means
-	// DefaultThreads.
+	// ortenv.DefaultThreads (one per CPU, at most 8).
 	IntraOpThreads int
 	// BatchSize is the most texts per call; 0 means DefaultBatchSize. A
 	// dynamically quantized model always runs one text per call, so that a
 	// text's vector does not depend on the texts batched with it.
 	BatchSize int
 	// Spin lets ONNX Runtime's worker threads busy-wait between calls; off
-	// by default, as in uselite.
+	// by default (see ortenv.SessionOptions).
 	Spin bool
 	// Spec describes the model.
 	Spec Spec
@@ -121,11 +121,10 @@ func Load(cfg Config) (*Model, error) {
 	if s.Name == "" || s.Dims <= 0 || (s.Pooling != Mean && s.Pooling != CLS) {
 		return nil, fmt.Errorf("bert: Spec %+v needs a Name, Dims > 0 and Mean or CLS pooling", s)
 	}
-	eng, err := load(runConfig{
-		modelDir: cfg.ModelDir, libraryPath: cfg.LibraryPath,
-		threads: cfg.IntraOpThreads, batchSize: cfg.BatchSize, spin: cfg.Spin,
-		maxTokens: s.MaxTokens, output: "last_hidden_state",
-	})
+	eng, err := load(CrossConfig{
+		ModelDir: cfg.ModelDir, LibraryPath: cfg.LibraryPath, IntraOpThreads: cfg.IntraOpThreads,
+		BatchSize: cfg.BatchSize, Spin: cfg.Spin, MaxTokens: s.MaxTokens,
+	}, "last_hidden_state")
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ type CrossConfig struct {
 	// LibraryPath is the ONNX Runtime shared library (libonnxruntime.so.1).
 	LibraryPath string
 	// IntraOpThreads is ONNX Runtime's thread count per call; 0 means
-	// DefaultThreads.
+	// ortenv.DefaultThreads (one per CPU, at most 8).
 	IntraOpThreads int
 	// BatchSize is the most pairs per call; 0 means DefaultBatchSize. A
 	// dynamically quantized model always runs one pair per call.
@@ -39,11 +39,7 @@ type CrossEncoder struct {
 // ones in one *MissingFilesError), reads the tokenizer and opens one ONNX
 // Runtime session.
 func LoadCrossEncoder(cfg CrossConfig) (*CrossEncoder, error) {
-	eng, err := load(runConfig{
-		modelDir: cfg.ModelDir, libraryPath: cfg.LibraryPath,
-		threads: cfg.IntraOpThreads, batchSize: cfg.BatchSize, spin: cfg.Spin,
-		maxTokens: cfg.MaxTokens, output: "logits",
-	})
+	eng, err := load(cfg, "logits")
 	if err != nil {
 		return nil, err
 	}

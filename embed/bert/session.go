@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -17,10 +16,6 @@ import (
 
 	"github.com/stratakb/stratakb/embed/ortenv"
 )
-
-// DefaultThreads is ONNX Runtime's thread count per call when
-// IntraOpThreads is 0, for a machine with cpus CPUs: one per CPU, at most 8.
-func DefaultThreads(cpus int) int { return min(max(1, cpus), 8) }
 
 // DefaultBatchSize is the most texts per ONNX Runtime call when BatchSize is
 // 0. On 800-byte passages (about 170 tokens) one text per call gave the
@@ -48,16 +43,6 @@ func (e *MissingFilesError) Error() string {
 // Unwrap lets errors.Is(err, fs.ErrNotExist) hold.
 func (e *MissingFilesError) Unwrap() error { return os.ErrNotExist }
 
-// runConfig is what Config and CrossConfig share: where the files are and
-// how to run them.
-type runConfig struct {
-	modelDir, libraryPath string
-	threads, batchSize    int
-	spin                  bool
-	maxTokens             int
-	output                string // the graph output to read
-}
-
 // engine is a tokenizer and an ONNX Runtime session of a BERT-shaped graph
 // (int64 inputs input_ids, attention_mask and token_type_ids [batch, seq];
 // one float32 output). Its methods are safe for concurrent use.
@@ -75,33 +60,35 @@ type engine struct {
 type row struct{ ids, types []int }
 
 // load checks cfg, checks that the files exist (all missing ones in one
-// *MissingFilesError), reads the tokenizer and opens the session.
-func load(cfg runConfig) (*engine, error) {
+// *MissingFilesError), reads the tokenizer and opens a session that reads
+// the graph's output named output. CrossConfig holds every setting the
+// engine needs; Load fills one from a Config.
+func load(cfg CrossConfig, output string) (*engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if err := requireFiles(cfg.modelDir, cfg.libraryPath); err != nil {
+	if err := requireFiles(cfg.ModelDir, cfg.LibraryPath); err != nil {
 		return nil, err
 	}
-	tok, err := loadTokenizer(cfg.modelDir)
+	tok, err := loadTokenizer(cfg.ModelDir)
 	if err != nil {
 		return nil, fmt.Errorf("bert: %w", err)
 	}
-	if err := ortenv.Init(cfg.libraryPath); err != nil {
+	if err := ortenv.Init(cfg.LibraryPath); err != nil {
 		return nil, fmt.Errorf("bert: %w", err)
 	}
-	opts, err := sessionOptions(cfg)
+	opts, err := ortenv.SessionOptions(cfg.IntraOpThreads, cfg.Spin)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("bert: %w", err)
 	}
 	defer opts.Destroy()
-	model := filepath.Join(cfg.modelDir, "model.onnx")
+	model := filepath.Join(cfg.ModelDir, "model.onnx")
 	session, err := ort.NewDynamicAdvancedSession(model,
-		[]string{"input_ids", "attention_mask", "token_type_ids"}, []string{cfg.output}, opts)
+		[]string{"input_ids", "attention_mask", "token_type_ids"}, []string{output}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("bert: open %s: %w", model, err)
 	}
-	batch := cfg.batchSize
+	batch := cfg.BatchSize
 	if batch == 0 {
 		batch = DefaultBatchSize
 	}
@@ -115,21 +102,21 @@ func load(cfg runConfig) (*engine, error) {
 			batch = 1
 		}
 	}
-	return &engine{tok: tok, batchSize: batch, maxTokens: cfg.maxTokens, output: cfg.output, session: session}, nil
+	return &engine{tok: tok, batchSize: batch, maxTokens: cfg.MaxTokens, output: output, session: session}, nil
 }
 
-func (cfg runConfig) validate() error {
+func (cfg CrossConfig) validate() error {
 	switch {
-	case cfg.modelDir == "":
+	case cfg.ModelDir == "":
 		return errors.New("bert: ModelDir is empty")
-	case cfg.libraryPath == "":
+	case cfg.LibraryPath == "":
 		return errors.New("bert: LibraryPath is empty")
-	case cfg.threads < 0:
-		return fmt.Errorf("bert: IntraOpThreads is %d, want 0 (one per CPU) or more", cfg.threads)
-	case cfg.batchSize < 0:
-		return fmt.Errorf("bert: BatchSize is %d, want 0 (default) or more", cfg.batchSize)
-	case cfg.maxTokens < 3:
-		return fmt.Errorf("bert: MaxTokens is %d, want at least 3 ([CLS] and two [SEP])", cfg.maxTokens)
+	case cfg.IntraOpThreads < 0:
+		return fmt.Errorf("bert: IntraOpThreads is %d, want 0 (one per CPU) or more", cfg.IntraOpThreads)
+	case cfg.BatchSize < 0:
+		return fmt.Errorf("bert: BatchSize is %d, want 0 (default) or more", cfg.BatchSize)
+	case cfg.MaxTokens < 3:
+		return fmt.Errorf("bert: MaxTokens is %d, want at least 3 ([CLS] and two [SEP])", cfg.MaxTokens)
 	}
 	return nil
 }
@@ -186,42 +173,6 @@ func dynamicQuantized(path string) (bool, error) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
-}
-
-// sessionOptions are the ONNX Runtime session options for cfg: the thread
-// counts, and spinning off unless cfg.spin (spinning threads took most of a
-// small machine's CPU in uselite's measurements, docs/embeddings.md).
-func sessionOptions(cfg runConfig) (*ort.SessionOptions, error) {
-	opts, err := ort.NewSessionOptions()
-	if err != nil {
-		return nil, fmt.Errorf("bert: session options: %w", err)
-	}
-	threads := cfg.threads
-	if threads == 0 {
-		threads = DefaultThreads(runtime.NumCPU())
-	}
-	spin := "0"
-	if cfg.spin {
-		spin = "1"
-	}
-	err = opts.SetIntraOpNumThreads(threads)
-	if err != nil {
-		err = fmt.Errorf("bert: set intra-op threads: %w", err)
-	} else if err = opts.SetInterOpNumThreads(1); err != nil {
-		err = fmt.Errorf("bert: set inter-op threads: %w", err)
-	}
-	for _, key := range []string{"session.intra_op.allow_spinning", "session.inter_op.allow_spinning"} {
-		if err == nil {
-			if err = opts.AddSessionConfigEntry(key, spin); err != nil {
-				err = fmt.Errorf("bert: set %s: %w", key, err)
-			}
-		}
-	}
-	if err != nil {
-		_ = opts.Destroy()
-		return nil, err
-	}
-	return opts, nil
 }
 
 // forEachBatch sorts rows by length, cuts them into batches of at most

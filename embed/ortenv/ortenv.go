@@ -1,11 +1,13 @@
-// Package ortenv holds the process-wide ONNX Runtime environment.
+// Package ortenv holds what the packages that run ONNX Runtime (uselite,
+// bert) share: the process-wide environment and the session options.
 // github.com/yalue/onnxruntime_go keeps one environment per process, bound to
-// one shared library, so every package that opens an ONNX Runtime session
-// (uselite, bert) initialises it here rather than on its own.
+// one shared library, so every such package initialises it here rather than
+// on its own.
 package ortenv
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -35,4 +37,46 @@ func Init(libraryPath string) error {
 	}
 	path = libraryPath
 	return nil
+}
+
+// DefaultThreads is ONNX Runtime's thread count per call for a machine with
+// cpus CPUs when a configuration leaves it at 0: one per CPU, at most 8.
+func DefaultThreads(cpus int) int { return min(max(1, cpus), 8) }
+
+// SessionOptions returns session options with threads intra-op threads
+// (DefaultThreads when 0), one inter-op thread, and ONNX Runtime's spinning
+// off unless spin: a spinning worker thread busy-waits for work between
+// calls, which on a small machine took most of the CPU of a query
+// (docs/embeddings.md) and starved the other requests. The caller destroys
+// the options.
+func SessionOptions(threads int, spin bool) (*ort.SessionOptions, error) {
+	opts, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("session options: %w", err)
+	}
+	if threads == 0 {
+		threads = DefaultThreads(runtime.NumCPU())
+	}
+	flag := "0"
+	if spin {
+		flag = "1"
+	}
+	err = opts.SetIntraOpNumThreads(threads)
+	if err != nil {
+		err = fmt.Errorf("set intra-op threads: %w", err)
+	} else if err = opts.SetInterOpNumThreads(1); err != nil {
+		err = fmt.Errorf("set inter-op threads: %w", err)
+	}
+	for _, key := range []string{"session.intra_op.allow_spinning", "session.inter_op.allow_spinning"} {
+		if err == nil {
+			if err = opts.AddSessionConfigEntry(key, flag); err != nil {
+				err = fmt.Errorf("set %s: %w", key, err)
+			}
+		}
+	}
+	if err != nil {
+		_ = opts.Destroy()
+		return nil, err
+	}
+	return opts, nil
 }

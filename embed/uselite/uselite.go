@@ -18,7 +18,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -53,7 +52,7 @@ const DefaultBatchSize = 64
 // search throughput and 1 thread about 10 % less CPU per query
 // (docs/embeddings.md). The cap of 8 is not measured: a query of at most
 // 128 pieces has little work to share among more threads.
-func DefaultThreads(cpus int) int { return min(max(1, cpus), 8) }
+func DefaultThreads(cpus int) int { return ortenv.DefaultThreads(cpus) }
 
 // Config says where the model and ONNX Runtime are and how to run them.
 type Config struct {
@@ -168,34 +167,9 @@ func Load(cfg Config) (*Model, error) {
 // sessionOptions are the ONNX Runtime session options for cfg: the thread
 // counts, and spinning off unless cfg.Spin.
 func sessionOptions(cfg Config) (*ort.SessionOptions, error) {
-	opts, err := ort.NewSessionOptions()
+	opts, err := ortenv.SessionOptions(cfg.IntraOpThreads, cfg.Spin)
 	if err != nil {
-		return nil, fmt.Errorf("uselite: session options: %w", err)
-	}
-	threads := cfg.IntraOpThreads
-	if threads == 0 {
-		threads = DefaultThreads(runtime.NumCPU())
-	}
-	spin := "0"
-	if cfg.Spin {
-		spin = "1"
-	}
-	err = opts.SetIntraOpNumThreads(threads)
-	if err != nil {
-		err = fmt.Errorf("uselite: set intra-op threads: %w", err)
-	} else if err = opts.SetInterOpNumThreads(1); err != nil {
-		err = fmt.Errorf("uselite: set inter-op threads: %w", err)
-	}
-	for _, key := range []string{"session.intra_op.allow_spinning", "session.inter_op.allow_spinning"} {
-		if err == nil {
-			if err = opts.AddSessionConfigEntry(key, spin); err != nil {
-				err = fmt.Errorf("uselite: set %s: %w", key, err)
-			}
-		}
-	}
-	if err != nil {
-		_ = opts.Destroy()
-		return nil, err
+		return nil, fmt.Errorf("uselite: %w", err)
 	}
 	return opts, nil
 }
