@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -30,18 +29,9 @@ const DefaultBatchSize = 1
 // arena (which keeps its largest allocation) to about 100 MiB.
 const batchTokenBudget = 4096
 
-// MissingFilesError reports model or library files that do not exist. It
+// MissingFilesError reports model or library files that do not exist; it
 // matches fs.ErrNotExist with errors.Is.
-type MissingFilesError struct {
-	Paths []string
-}
-
-func (e *MissingFilesError) Error() string {
-	return fmt.Sprintf("bert: missing %s (run `make setup` to fetch the model and ONNX Runtime)", strings.Join(e.Paths, ", "))
-}
-
-// Unwrap lets errors.Is(err, fs.ErrNotExist) hold.
-func (e *MissingFilesError) Unwrap() error { return os.ErrNotExist }
+type MissingFilesError = ortenv.MissingFilesError
 
 // engine is a tokenizer and an ONNX Runtime session of a BERT-shaped graph
 // (int64 inputs input_ids, attention_mask and token_type_ids [batch, seq];
@@ -124,18 +114,12 @@ func (cfg CrossConfig) validate() error {
 // requireFiles reports, in one *MissingFilesError, each of model.onnx, the
 // tokenizer (tokenizer.json, else vocab.txt) and the library that is absent.
 func requireFiles(modelDir, libraryPath string) error {
-	var missing []string
-	if !exists(filepath.Join(modelDir, "model.onnx")) {
-		missing = append(missing, filepath.Join(modelDir, "model.onnx"))
+	tokenizer := filepath.Join(modelDir, "tokenizer.json")
+	if vocab := filepath.Join(modelDir, "vocab.txt"); !exists(tokenizer) && exists(vocab) {
+		tokenizer = vocab
 	}
-	if !exists(filepath.Join(modelDir, "tokenizer.json")) && !exists(filepath.Join(modelDir, "vocab.txt")) {
-		missing = append(missing, filepath.Join(modelDir, "tokenizer.json"))
-	}
-	if !exists(libraryPath) {
-		missing = append(missing, libraryPath)
-	}
-	if len(missing) > 0 {
-		return &MissingFilesError{Paths: missing}
+	if err := ortenv.RequireFiles(filepath.Join(modelDir, "model.onnx"), tokenizer, libraryPath); err != nil {
+		return fmt.Errorf("bert: %w", err)
 	}
 	return nil
 }

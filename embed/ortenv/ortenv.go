@@ -7,7 +7,10 @@ package ortenv
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -79,4 +82,32 @@ func SessionOptions(threads int, spin bool) (*ort.SessionOptions, error) {
 		return nil, err
 	}
 	return opts, nil
+}
+
+// MissingFilesError reports model or library files that do not exist. It
+// matches fs.ErrNotExist with errors.Is.
+type MissingFilesError struct {
+	Paths []string
+}
+
+func (e *MissingFilesError) Error() string {
+	return fmt.Sprintf("missing %s (run `make setup` to fetch the model and ONNX Runtime)", strings.Join(e.Paths, ", "))
+}
+
+// Unwrap lets errors.Is(err, fs.ErrNotExist) hold.
+func (e *MissingFilesError) Unwrap() error { return fs.ErrNotExist }
+
+// RequireFiles returns one *MissingFilesError naming each of paths that does
+// not exist, or nil when all do.
+func RequireFiles(paths ...string) error {
+	var missing []string
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return &MissingFilesError{Paths: missing}
+	}
+	return nil
 }

@@ -15,12 +15,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -81,18 +78,9 @@ func DefaultConfig(varDir string) Config {
 	}
 }
 
-// MissingFilesError reports model or library files that do not exist. It
+// MissingFilesError reports model or library files that do not exist; it
 // matches fs.ErrNotExist with errors.Is.
-type MissingFilesError struct {
-	Paths []string
-}
-
-func (e *MissingFilesError) Error() string {
-	return fmt.Sprintf("uselite: missing %s (run `make setup` to fetch the model and ONNX Runtime)", strings.Join(e.Paths, ", "))
-}
-
-// Unwrap lets errors.Is(err, fs.ErrNotExist) hold.
-func (e *MissingFilesError) Unwrap() error { return fs.ErrNotExist }
+type MissingFilesError = ortenv.MissingFilesError
 
 // Model is the loaded encoder. Its methods are safe for concurrent use; load
 // one Model per process and share it.
@@ -175,14 +163,8 @@ func sessionOptions(cfg Config) (*ort.SessionOptions, error) {
 }
 
 func requireFiles(paths ...string) error {
-	var missing []string
-	for _, p := range paths {
-		if _, err := os.Stat(p); err != nil {
-			missing = append(missing, p)
-		}
-	}
-	if len(missing) > 0 {
-		return &MissingFilesError{Paths: missing}
+	if err := ortenv.RequireFiles(paths...); err != nil {
+		return fmt.Errorf("uselite: %w", err)
 	}
 	return nil
 }
