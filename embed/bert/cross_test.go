@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/stratakb/stratakb/embed/ortenv"
 )
 
 const tinyCross = "testdata/tiny-cross-encoder"
@@ -89,8 +91,8 @@ func TestCrossEncoderScore(t *testing.T) {
 			}
 		}
 		closeTwice(t, c.Close)
-		if _, err := c.Score(context.Background(), "q", []string{"p"}); err == nil {
-			t.Error("Score after Close: no error")
+		if _, err := c.Score(context.Background(), "q", []string{"p"}); !errors.Is(err, ortenv.ErrClosed) {
+			t.Errorf("Score after Close: %v, want ortenv.ErrClosed", err)
 		}
 	}
 }

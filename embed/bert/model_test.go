@@ -2,11 +2,14 @@ package bert
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/stratakb/stratakb/embed/ortenv"
 )
 
 // TestModelConcurrentAndClose embeds from several goroutines at once (run
@@ -39,8 +42,8 @@ func TestModelConcurrentAndClose(t *testing.T) {
 		t.Errorf("Name %q Dims %d vector %d, want %q 384 384", m.Name(), m.Dims(), len(want[0]), Known[requiredModel].Name)
 	}
 	closeTwice(t, m.Close)
-	if _, err := m.Embed(context.Background(), texts); err == nil {
-		t.Error("Embed after Close: no error")
+	if _, err := m.Embed(context.Background(), texts); !errors.Is(err, ortenv.ErrClosed) {
+		t.Errorf("Embed after Close: %v, want ortenv.ErrClosed", err)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -42,8 +41,7 @@ type engine struct {
 	maxTokens int
 	output    string
 
-	mu      sync.RWMutex // held for reading while a batch runs; close takes it for writing
-	session *ort.DynamicAdvancedSession
+	session *ortenv.Session
 }
 
 // row is one encoded input: token ids and their token type ids (nil: all 0).
@@ -92,7 +90,7 @@ func load(cfg CrossConfig, output string) (*engine, error) {
 			batch = 1
 		}
 	}
-	return &engine{tok: tok, batchSize: batch, maxTokens: cfg.MaxTokens, output: output, session: session}, nil
+	return &engine{tok: tok, batchSize: batch, maxTokens: cfg.MaxTokens, output: output, session: ortenv.NewSession(session)}, nil
 }
 
 func (cfg CrossConfig) validate() error {
@@ -229,11 +227,6 @@ func (e *engine) run(rows []row, idx []int) ([]float32, ort.Shape, error) {
 
 // call runs the session on inputs and returns its one output.
 func (e *engine) call(inputs []ort.Value, n, length int) ([]float32, ort.Shape, error) {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	if e.session == nil {
-		return nil, nil, errors.New("bert: model is closed")
-	}
 	outputs := []ort.Value{nil} // ONNX Runtime allocates it
 	if err := e.session.Run(inputs, outputs); err != nil {
 		return nil, nil, fmt.Errorf("bert: run batch of %d × %d tokens: %w", n, length, err)
@@ -249,15 +242,8 @@ func (e *engine) call(inputs []ort.Value, n, length int) ([]float32, ort.Shape, 
 
 // close releases the session; it is idempotent.
 func (e *engine) close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.session == nil {
-		return nil
-	}
-	err := e.session.Destroy()
-	e.session = nil
-	if err != nil {
-		return fmt.Errorf("bert: close session: %w", err)
+	if err := e.session.Close(); err != nil {
+		return fmt.Errorf("bert: %w", err)
 	}
 	return nil
 }

@@ -18,7 +18,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -88,8 +87,7 @@ type Model struct {
 	tok       *tokenizer
 	batchSize int
 
-	mu      sync.RWMutex // held for reading while a batch runs; Close takes it for writing
-	session *ort.DynamicAdvancedSession
+	session *ortenv.Session
 }
 
 // Load checks that every file exists, builds the ONNX graph from the TF.js
@@ -149,7 +147,7 @@ func Load(cfg Config) (*Model, error) {
 	// The weights and the encoded graph (about 90 MB) are garbage now that
 	// ONNX Runtime holds its own copy: hand the memory back to the system.
 	debug.FreeOSMemory()
-	return &Model{tok: tok, batchSize: batch, session: session}, nil
+	return &Model{tok: tok, batchSize: batch, session: ortenv.NewSession(session)}, nil
 }
 
 // sessionOptions are the ONNX Runtime session options for cfg: the thread
@@ -266,11 +264,6 @@ func (m *Model) run(batch [][]int) ([][]float32, error) {
 	}
 	defer outT.Destroy()
 
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.session == nil {
-		return nil, errors.New("uselite: model is closed")
-	}
 	if err := m.session.Run([]ort.Value{idsT, maskT}, []ort.Value{outT}); err != nil {
 		return nil, fmt.Errorf("uselite: run batch of %d × %d pieces: %w", n, length, err)
 	}
@@ -286,15 +279,8 @@ func (m *Model) run(batch [][]int) ([][]float32, error) {
 // environment stays initialised, so a later Load is cheap. Close is
 // idempotent; Embed after Close returns an error.
 func (m *Model) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.session == nil {
-		return nil
-	}
-	err := m.session.Destroy()
-	m.session = nil
-	if err != nil {
-		return fmt.Errorf("uselite: close session: %w", err)
+	if err := m.session.Close(); err != nil {
+		return fmt.Errorf("uselite: %w", err)
 	}
 	return nil
 }
