@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stratakb/stratakb/embed/internal/embedtest"
 	"github.com/stratakb/stratakb/internal/testenv"
 )
 
@@ -95,16 +96,10 @@ func benchPassageBatch(b *testing.B, name string, batch int) {
 	for _, t := range texts {
 		tokens += len(m.Tokenize(m.spec.PassagePrefix + t))
 	}
-	n := 0
-	cpu := testenv.ProcessCPU().Seconds()
-	for b.Loop() {
-		if _, err := m.EmbedPassages(context.Background(), texts); err != nil {
-			b.Fatal(err)
-		}
-		n += len(texts)
-	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "chunks/s")
-	b.ReportMetric(float64(n)/(testenv.ProcessCPU().Seconds()-cpu), "chunks/cpu-s")
+	embedtest.Throughput(b, "chunks", len(texts), func() error {
+		_, err := m.EmbedPassages(context.Background(), texts)
+		return err
+	})
 	b.ReportMetric(float64(tokens)/float64(len(texts)), "tokens/chunk")
 }
 
@@ -115,16 +110,10 @@ func BenchmarkEmbedQuery(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			m := loadKnown(b, name, 0)
 			query := []string{"how many unused leave days can be carried over?"}
-			cpu := testenv.ProcessCPU().Seconds()
-			n := 0
-			for b.Loop() {
-				if _, err := m.Embed(context.Background(), query); err != nil {
-					b.Fatal(err)
-				}
-				n++
-			}
-			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "queries/s")
-			b.ReportMetric((testenv.ProcessCPU().Seconds()-cpu)/float64(n)*1000, "cpu-ms/query")
+			embedtest.Throughput(b, "queries", 1, func() error {
+				_, err := m.Embed(context.Background(), query)
+				return err
+			})
 		})
 	}
 }

@@ -1,12 +1,11 @@
 package bert
 
 import (
-	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/stratakb/stratakb/embed/internal/embedtest"
 	"github.com/stratakb/stratakb/internal/testenv"
 )
 
@@ -45,23 +44,7 @@ func loadKnown(t testing.TB, name string, batch int) *Model {
 	return m
 }
 
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	return dot / math.Sqrt(na*nb)
-}
-
-func readJSON(t testing.TB, path string, v any) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		t.Fatalf("decode %s: %v", path, err)
-	}
-}
+var (
+	cosine   = embedtest.Cosine
+	readJSON = embedtest.ReadJSON
+)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratakb/stratakb/embed/internal/embedtest"
 	"github.com/stratakb/stratakb/internal/testenv"
 )
 
@@ -55,16 +56,10 @@ func BenchmarkEmbedSentences(b *testing.B) {
 	for _, bs := range []int{1, 16, 32, 64, 128} {
 		b.Run(fmt.Sprintf("batch=%d", bs), func(b *testing.B) {
 			mb := withBatch(m, bs)
-			n := 0
-			cpu := testenv.ProcessCPU().Seconds()
-			for b.Loop() {
-				if _, err := mb.Embed(context.Background(), texts); err != nil {
-					b.Fatal(err)
-				}
-				n += len(texts)
-			}
-			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "sentences/s")
-			b.ReportMetric(float64(n)/(testenv.ProcessCPU().Seconds()-cpu), "sentences/cpu-s")
+			embedtest.Throughput(b, "sentences", len(texts), func() error {
+				_, err := mb.Embed(context.Background(), texts)
+				return err
+			})
 		})
 	}
 }
@@ -75,16 +70,10 @@ func BenchmarkEmbedSentences(b *testing.B) {
 func BenchmarkEmbedPassages(b *testing.B) {
 	m := testModel(b)
 	texts := benchPassages(m, 64)
-	n := 0
-	cpu := testenv.ProcessCPU().Seconds()
-	for b.Loop() {
-		if _, err := m.Embed(context.Background(), texts); err != nil {
-			b.Fatal(err)
-		}
-		n += len(texts)
-	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "passages/s")
-	b.ReportMetric(float64(n)/(testenv.ProcessCPU().Seconds()-cpu), "passages/cpu-s")
+	embedtest.Throughput(b, "passages", len(texts), func() error {
+		_, err := m.Embed(context.Background(), texts)
+		return err
+	})
 	if rss := peakRSSMiB(); rss > 0 {
 		b.ReportMetric(rss, "peak-RSS-MiB")
 	}
@@ -106,16 +95,10 @@ func BenchmarkEmbedPassagesChunks(b *testing.B) {
 		texts[i] = sb.String()
 		pieces += len(m.Tokenize(texts[i]))
 	}
-	n := 0
-	cpu := testenv.ProcessCPU().Seconds()
-	for b.Loop() {
-		if _, err := m.EmbedPassages(context.Background(), texts); err != nil {
-			b.Fatal(err)
-		}
-		n += len(texts)
-	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "chunks/s")
-	b.ReportMetric(float64(n)/(testenv.ProcessCPU().Seconds()-cpu), "chunks/cpu-s")
+	embedtest.Throughput(b, "chunks", len(texts), func() error {
+		_, err := m.EmbedPassages(context.Background(), texts)
+		return err
+	})
 	b.ReportMetric(float64(pieces)/float64(len(texts)), "pieces/chunk")
 }
 

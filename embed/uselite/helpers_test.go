@@ -1,11 +1,11 @@
 package uselite
 
 import (
-	"math"
 	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/stratakb/stratakb/embed/internal/embedtest"
 	"github.com/stratakb/stratakb/internal/testenv"
 )
 
@@ -31,14 +31,6 @@ func testModel(t testing.TB) *Model {
 	return sharedModel
 }
 
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	return dot / math.Sqrt(na*nb)
-}
+var cosine = embedtest.Cosine
 
 func varDir(t testing.TB) string { return testenv.VarDir(t) }

@@ -2,12 +2,11 @@ package uselite
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/stratakb/stratakb/embed/internal/embedtest"
 	"github.com/stratakb/stratakb/internal/testenv"
 )
 
@@ -52,13 +51,4 @@ func TestParity(t *testing.T) {
 	}
 }
 
-func readJSON(t *testing.T, path string, v any) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		t.Fatalf("decode %s: %v", path, err)
-	}
-}
+var readJSON = embedtest.ReadJSON
