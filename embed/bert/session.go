@@ -16,10 +16,11 @@ import (
 )
 
 // DefaultBatchSize is the most texts per ONNX Runtime call when BatchSize is
-// 0. On 800-byte passages (about 170 tokens) one text per call gave the
-// most passages per CPU-second for every model tested, fp32 and quantized:
-// 10–40 % more than batches of 8 or 32 (bench_test.go's BenchmarkBatchSize,
-// 2 shared cores). Batches only pad and thrash the cache on a CPU.
+// 0. On 800-byte passages (about 170 tokens, 2 shared cores) batches of 8
+// or 32 embedded 12–35 % fewer passages per CPU-second than one text per
+// call, on each of the four models measured (bge-small and all-MiniLM,
+// fp32 and quantized); batches of 2 were within 7 % of it. See
+// BenchmarkBatchSize.
 const DefaultBatchSize = 1
 
 // batchTokenBudget caps the padded tokens (texts × longest text) of one
