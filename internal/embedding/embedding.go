@@ -59,8 +59,11 @@ func loadLocal(c embed.Config) (embed.Embedder, error) {
 		}
 		return local{Embedder: embed.Adapt(m), passages: m.EmbedPassages, close: m.Close}, nil
 	}
+	// EMBEDDING_BATCH_SIZE is how many chunks an embed job hands over at a
+	// time; how many of them go to ONNX Runtime in one call is the
+	// model's own measured default (bert.DefaultBatchSize).
 	m, err := bert.Load(bert.Config{ModelDir: lm.dir, LibraryPath: c.LibraryPath,
-		IntraOpThreads: c.IntraOpThreads, BatchSize: c.BatchSize, Spec: lm.spec})
+		IntraOpThreads: c.IntraOpThreads, Spec: lm.spec})
 	if err != nil {
 		return nil, err
 	}
