@@ -378,7 +378,7 @@ func (r *Run) searchPlanned(ctx context.Context, pl lexicalPlan, impact *[]store
 // fuse merges the channels by weighted reciprocal rank fusion:
 // fused = wl/(k + lexical rank) + wv/(k + vector rank), a channel that did
 // not find the chunk adding nothing. Ties keep the lexical order.
-func fuse(lex []store.LexHit, vec []store.VecHit, terms []string, p Params) []*Candidate {
+func fuse(lex []store.LexHit, vec []store.VecHit, terms []string, p Params, contracts map[int64]bool) []*Candidate {
 	byID := map[int64]*Candidate{}
 	var order []*Candidate
 	get := func(id int64) *Candidate {
@@ -404,7 +404,7 @@ func fuse(lex []store.LexHit, vec []store.VecHit, terms []string, p Params) []*C
 	for i, h := range vec {
 		c := get(h.ChunkID)
 		c.Vector = &ChannelHit{Rank: i + 1, Score: h.Similarity}
-		c.Fused += p.VectorWeight / (k + float64(i+1))
+		c.Fused += p.vectorWeight(h.LayerID, contracts) / (k + float64(i+1))
 	}
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := order[i], order[j]
@@ -494,7 +494,7 @@ func applyKeywordSlots(cands []*Candidate, lex []store.LexHit, topK, slots int, 
 // topK deep, without exact sections and without reading the passages: the
 // evaluation compares fusion settings over channel runs it made once.
 func Fuse(lex []store.LexHit, vec []store.VecHit, terms []string, p Params, topK int) []Candidate {
-	cands := fuse(lex, aboveFloor(vec, p.MinSimilarity), terms, p)
+	cands := fuse(lex, aboveFloor(vec, p.MinSimilarity), terms, p, nil)
 	top := applyKeywordSlots(cands, lex, topK, p.KeywordSlots, true)
 	out := make([]Candidate, len(top))
 	for i, c := range top {

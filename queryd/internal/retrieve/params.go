@@ -17,6 +17,11 @@ type Params struct {
 	VectorWeight  float64
 	EFSearch      int
 	MinSimilarity float64
+	// ContractsVectorWeight replaces VectorWeight for vector hits in a
+	// layer of the contracts preset, whose questions name parties and
+	// clauses in the documents' own words (model_search_params; a negative
+	// value keeps VectorWeight).
+	ContractsVectorWeight float64
 	// ConfidenceHigh and ConfidenceMedium are the model's cosine marks that
 	// strata_search judges confidence by.
 	ConfidenceHigh   float64
@@ -110,7 +115,7 @@ const defaultDepth = 50
 // cosine marks for a model without measured parameters, and the lexical
 // channel's measured settings.
 func DefaultParams() Params {
-	return Params{RRFK: 60, LexicalWeight: 1, VectorWeight: 1, EFSearch: 100,
+	return Params{RRFK: 60, LexicalWeight: 1, VectorWeight: 1, ContractsVectorWeight: -1, EFSearch: 100,
 		ConfidenceHigh: 0.6, ConfidenceMedium: 0.45, MinSimilarity: 0.25,
 		K1: 1.2, B: 0.4, PhraseBoost: 0.5, CodeBoost: 1, CommonTermShare: 0.5,
 		PruneFraction: 0.05, PruneMinChunks: 1000,
@@ -123,8 +128,22 @@ func DefaultParams() Params {
 // model_search_params.
 func (p Params) WithModel(m store.ModelParams) Params {
 	p.RRFK, p.LexicalWeight, p.VectorWeight, p.EFSearch = m.RRFK, m.LexicalWeight, m.VectorWeight, m.EFSearch
+	p.ContractsVectorWeight = -1
+	if m.ContractsVectorWeight != nil {
+		p.ContractsVectorWeight = *m.ContractsVectorWeight
+	}
 	p.ConfidenceHigh, p.ConfidenceMedium, p.MinSimilarity = m.ConfidenceHigh, m.ConfidenceMedium, m.MinSimilarity
 	return p
+}
+
+// vectorWeight is the fusion weight of a vector hit in the given layer:
+// ContractsVectorWeight when the layer has the contracts preset (contracts
+// holds their ids) and a weight of its own is set, else VectorWeight.
+func (p Params) vectorWeight(layerID int64, contracts map[int64]bool) float64 {
+	if p.ContractsVectorWeight >= 0 && contracts[layerID] {
+		return p.ContractsVectorWeight
+	}
+	return p.VectorWeight
 }
 
 func (p Params) depth(topK int) int {

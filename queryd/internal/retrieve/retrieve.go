@@ -506,7 +506,7 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	out.VectorRan = vo.ran
 	out.SimilarityAvailable = qv != nil && vo.ran
 
-	cands := fuse(lex.Hits, vec, lex.Terms, params)
+	cands := fuse(lex.Hits, vec, lex.Terms, params, contractLayers(layers))
 	cands = dropOverlappingExact(ctx, st, cands, exact)
 	window := judgeWindow(cands)
 	top := applyKeywordSlots(cands, lex.Hits, max(q.TopK-len(exact), 0), params.KeywordSlots, vo.ran)
@@ -640,6 +640,17 @@ func anyContracts(layers []store.Layer) bool {
 		}
 	}
 	return false
+}
+
+// contractLayers are the ids of the layers with the contracts preset.
+func contractLayers(layers []store.Layer) map[int64]bool {
+	out := map[int64]bool{}
+	for _, l := range layers {
+		if l.Preset == "contracts" {
+			out[l.ID] = true
+		}
+	}
+	return out
 }
 
 func missingLayers(layers []store.Layer, complete []int64) []string {

@@ -448,14 +448,18 @@ type ModelParams struct {
 	ConfidenceMedium float64
 	MinSimilarity    float64
 	MeasuredOn       string
+	// ContractsVectorWeight, when not nil, is the vector weight of a
+	// search whose layers all have the contracts preset.
+	ContractsVectorWeight *float64
 }
 
 // ModelParams reads the model's row of strata.model_search_params; ok is
 // false when the model has none.
 func (s *Corpus) ModelParams(ctx context.Context, model string) (p ModelParams, ok bool, err error) {
 	err = s.db.QueryRow(ctx, `SELECT rrf_k, lexical_weight, vector_weight, ef_search, confidence_high,
-		confidence_medium, min_similarity, measured_on FROM strata.model_search_params WHERE model = $1`, model).Scan(
-		&p.RRFK, &p.LexicalWeight, &p.VectorWeight, &p.EFSearch, &p.ConfidenceHigh, &p.ConfidenceMedium, &p.MinSimilarity, &p.MeasuredOn)
+		confidence_medium, min_similarity, measured_on, contracts_vector_weight FROM strata.model_search_params WHERE model = $1`, model).Scan(
+		&p.RRFK, &p.LexicalWeight, &p.VectorWeight, &p.EFSearch, &p.ConfidenceHigh, &p.ConfidenceMedium, &p.MinSimilarity, &p.MeasuredOn,
+		&p.ContractsVectorWeight)
 	if err == pgx.ErrNoRows {
 		return p, false, nil
 	}
@@ -480,6 +484,7 @@ type VectorQuery struct {
 // over its window vectors.
 type VecHit struct {
 	ChunkID    int64
+	LayerID    int64
 	Similarity float64
 }
 
@@ -515,10 +520,10 @@ func (s *Corpus) SearchVectors(ctx context.Context, q VectorQuery) ([]VecHit, er
 			ORDER BY ` + dist + `
 			LIMIT $4
 		)
-		SELECT c.id AS chunk_id, 1 - min(nn.dist) AS similarity
+		SELECT c.id AS chunk_id, c.layer_id AS layer_id, 1 - min(nn.dist) AS similarity
 		FROM nn JOIN strata.chunks c ON c.content_hash = nn.content_hash
 		WHERE c.layer_id = ANY($2) AND c.metadata @> $3::jsonb
-		GROUP BY c.id ORDER BY similarity DESC, c.id LIMIT $5`
+		GROUP BY c.id, c.layer_id ORDER BY similarity DESC, c.id LIMIT $5`
 	var out []VecHit
 	err = pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		ef := q.EFSearch
