@@ -709,7 +709,7 @@ func TestEvalTune(t *testing.T) {
 	best, bestS := cfg{}, scores{}
 	for _, k := range []int{5, 10, 20, 40, 60} {
 		for _, wv := range []float64{0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 1} {
-			for _, floor := range []float64{0, 0.2, 0.3} {
+			for _, floor := range []float64{0, 0.2, 0.3, 0.5, 0.6, 0.65} {
 				p := retrieve.Params{RRFK: k, LexicalWeight: 1, VectorWeight: wv, MinSimilarity: floor}
 				s := e.score(qrels, func(q string) []int64 { return r.hybrid(q, p, 1) })
 				if s.ndcg > bestS.ndcg {
@@ -717,6 +717,8 @@ func TestEvalTune(t *testing.T) {
 				}
 				if floor == 0 {
 					fmt.Printf("k %2d  vector weight %.2f: %.4f / %.4f\n", k, wv, s.ndcg, s.recall)
+				} else if wv == 1 {
+					fmt.Printf("k %2d  vector weight %.2f floor %.2f: %.4f / %.4f\n", k, wv, floor, s.ndcg, s.recall)
 				}
 			}
 		}
