@@ -18,6 +18,9 @@ var MeasuredMarks = map[string]Marks{
 	"lrank-scifact-answers-pair1-l2-0.003@4": {High: 0.8, Medium: 0.35},
 	// 0.35 until short codes after words like "zone" ("tariff zone Z9")
 	// counted as names, which keeps two more train unanswerable questions
-	// not_found: then 0.3 keeps them at 0.875 both ways.
-	"lrank-scifact-answers-pair1-l2-0.003@5": {High: 0.8, Medium: 0.3},
+	// not_found: then 0.3 kept them at 0.875 both ways. With bge-small-en-v1.5
+	// as the default embedding model (its cosine and rank features differ
+	// from USE-lite's) 0.3 kept 0.79 / 0.75; 0.4 0.83 / 0.79; 0.45 keeps
+	// 0.92 named and 0.88 routed (docs/embeddings.md).
+	"lrank-scifact-answers-pair1-l2-0.003@5": {High: 0.8, Medium: 0.45},
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/eval/answers"
 	"github.com/stratakb/stratakb/internal/testenv"
 	"github.com/stratakb/stratakb/queryd/internal/ask"
@@ -43,42 +44,34 @@ import (
 // with 0.005 for the figures' rounding.
 type askFigure struct{ ok, falseFound float64 }
 
-// Measured on the test split on 2 December 2026 with the offline reranker
-// lrank-scifact-answers-pair1-l2-0.003@5 (pointwise plus a pairwise
-// within-list loss; its features include the share of the question's words
-// that no layer holds, the clause type's drafting words in a contract
-// passage and the best sentence's coverage; fitted on the lists of
-// pipeline 7, whose structure map reads agreements' inline clause titles,
-// also when text extraction runs several clauses onto one line; measured
-// on pipeline 10, which adds roman, centred and run-on articles)
-// and its measured marks 0.8 / 0.3 (0.35 before short codes after words
-// like "zone" counted as names; docs/ask.md, "Measured"), with the names
-// passage and names selecting an extractive answer's document (contract
-// 0.67 -> 0.81 both ways; "Names select the document"), and a names
-// passage found on a long line (contract 0.81 -> 0.83 both ways; back to
-// 0.81 at pipeline 12, where one test question's gold chunk, tenth in the
-// fused list, fell to eleventh as other contracts' chunks changed the
-// layer's statistics). The issue's
+// Measured on the test split on 6 December 2026 with bge-small-en-v1.5 as
+// the embedding model (migration 0020's parameters) and the offline
+// reranker lrank-scifact-answers-pair1-l2-0.003@5 at its marks 0.8 / 0.45,
+// re-measured for this model (lrank.MeasuredMarks; a refit of the reranker
+// on this model's lists ranked SciFact better but separated the answer
+// set's statuses worse, so it was not kept: docs/embeddings.md). Named:
+// answered 0.814, found without gold 0.000, unanswerable not_found 0.96
+// (USE-lite's, 2 December: 0.805 and 0.84); routed the same. The issue's
 // targets, over the answerable questions: answered >= 0.80, found without
 // a gold passage <= 0.05; unanswerable not_found >= 0.85.
 var askFiguresNamed = map[string]askFigure{
 	answers.KindExact:        {1, 0},
-	answers.KindLexical:      {0.95, 0},
+	answers.KindLexical:      {1, 0},
 	answers.KindParaphrase:   {0.08, 0},
-	answers.KindCode:         {0.85, 0},
+	answers.KindCode:         {0.92, 0},
 	answers.KindContract:     {0.81, 0},
 	answers.KindTable:        {1, 0},
-	answers.KindUnanswerable: {0.84, 0},
+	answers.KindUnanswerable: {0.96, 0},
 }
 
 var askFiguresRouted = map[string]askFigure{
 	answers.KindExact:        {1, 0},
 	answers.KindLexical:      {1, 0},
-	answers.KindParaphrase:   {0, 0},
+	answers.KindParaphrase:   {0.15, 0},
 	answers.KindCode:         {0.85, 0},
 	answers.KindContract:     {0.81, 0},
 	answers.KindTable:        {1, 0},
-	answers.KindUnanswerable: {0.84, 0},
+	answers.KindUnanswerable: {0.96, 0},
 }
 
 // askRun is one strata_ask answer to one question.
@@ -290,6 +283,9 @@ func TestEvalAskAnswers(t *testing.T) {
 	}
 	if v := os.Getenv("STRATA_EVAL_RERANK_MARKS"); v != "" {
 		t.Skipf("marks %s run for measurement: floors not checked", v)
+	}
+	if evalModelName() != embed.DefaultLocalModel {
+		t.Skipf("floors not checked: they are the default model's (%s), this run embeds with %s", embed.DefaultLocalModel, evalModelName())
 	}
 	checkAskFloors(t, "layer named", runs["test"]["named"], askFiguresNamed)
 	checkAskFloors(t, "routed", runs["test"]["routed"], askFiguresRouted)
