@@ -84,10 +84,12 @@ func (r ClauseReport) Apply(status Status) (Status, []string) {
 		}
 		n := fmt.Sprintf("%s more matching %s %s not read (at most %d are).", count,
 			plural(r.Unread, "section", "sections"), plural(r.Unread, "was", "were"), MaxClauseMatches)
-		switch {
-		case r.References > 1:
+		// Both suggestions apply when both hold: the question named
+		// several clauses and no layer.
+		if r.References > 1 {
 			n += " Ask about fewer clauses at a time."
-		case !r.LayersNamed:
+		}
+		if !r.LayersNamed {
 			n += " Name a layer to narrow the search."
 		}
 		notes = append(notes, n)
