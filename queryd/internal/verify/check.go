@@ -130,7 +130,7 @@ func Check(draft string, passages []string) Result {
 		for _, c := range s.Cites {
 			if c < 1 || c > len(passages) {
 				flag(Flag{Kind: "unknown_passage", Text: fmt.Sprintf("S%d", c), Sentence: n + 1,
-					Message: fmt.Sprintf("S%d is cited, but only %d passages were given.", c, len(passages))})
+					Message: fmt.Sprintf("S%d is cited, but only %d %s given.", c, len(passages), plural(len(passages), "passage was", "passages were"))})
 			}
 		}
 		cites := valid(s.Cites, len(passages))
@@ -177,8 +177,11 @@ func Check(draft string, passages []string) Result {
 				}
 			}
 			if !found {
-				flag(Flag{Kind: f.Kind, Text: f.Text, Sentence: n + 1, Searched: ids(cites),
-					Message: fmt.Sprintf("%q not found in %s.", f.Text, span(cites))})
+				// The flag quotes the fact as the draft writes it: a
+				// number with its unit ("13 days", not "13").
+				shown := text[f.Start:withUnit(text, f)]
+				flag(Flag{Kind: f.Kind, Text: shown, Sentence: n + 1, Searched: ids(cites),
+					Message: fmt.Sprintf("%q not found in %s.", shown, span(cites))})
 			}
 		}
 		if items == 0 && !onlyCitations(s.Text) {
@@ -225,6 +228,13 @@ func blank(draft string, start, end int, quotes []Quote) string {
 func onlyCitations(s string) bool {
 	return strings.TrimSpace(citeRe.ReplaceAllString(s, "")) == "" ||
 		strings.Trim(citeRe.ReplaceAllString(s, ""), " .,;:!?") == ""
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func valid(cites []int, n int) []int {

@@ -423,3 +423,20 @@ func tokenAt(s, tok string) int {
 func isWordByte(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
+
+// unitRe is a unit of time or measure written after a number, in English
+// or German: "13 days", "5 business days", "30 Tagen", "2 GB".
+var unitRe = regexp.MustCompile(`^[ \t\x{00a0}]?(?i:(?:(?:business|working|calendar|banking)\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?|quarters?|years?)|(?:bank)?(?:arbeits|werk|kalender)?(?:tage?n?|tag)|wochen?|monate?n?|monat|jahre?n?|quartale?n?|stunden?|minuten?|sekunden?)\b|^[ \t\x{00a0}]?(?:ms|KB|MB|GB|TB|kB|km|kg|bytes?|pages?|times|lines?|characters?|tokens?)\b`)
+
+// withUnit returns where fact f of text ends with the unit written after
+// it: a number followed by a unit ends after the unit; any other fact ends
+// where it ends.
+func withUnit(text string, f Fact) int {
+	if f.Kind != KindNumber {
+		return f.End
+	}
+	if m := unitRe.FindStringIndex(text[f.End:]); m != nil {
+		return f.End + m[1]
+	}
+	return f.End
+}

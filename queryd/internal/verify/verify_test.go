@@ -73,7 +73,12 @@ func TestFactsNormalise(t *testing.T) {
 	}
 	// Changed facts are flagged.
 	for _, c := range []struct{ draft, passage, flagged string }{
-		{"The notice is 13 days [S1].", "with thirty (30) days' written notice", "13"},
+		{"The notice is 13 days [S1].", "with thirty (30) days' written notice", "13 days"},
+		{"The notice is 13 business days [S1].", "with thirty (30) days' written notice", "13 business days"},
+		{"Die Frist beträgt 13 Tage [S1].", "mit einer Frist von 30 Tagen", "13 Tage"},
+		{"It lasts 13 weeks [S1].", "it lasts 30 weeks", "13 weeks"},
+		{"It ends in 2025 [S1].", "it ends in 2026", "2025"},
+		{"It holds 13 of them [S1].", "it holds 30 of them", "13"},
 		{"It costs EUR 1.500,00 [S1].", "a fee of 1000 EUR per year", "EUR 1.500,00"},
 		{"It was signed on 2026-11-05 [S1].", "signed on 4 November 2026", "2026-11-05"},
 		{"Code AC04 means closed [S1].", "AC01 IncorrectAccountNumber", "AC04"},
@@ -122,8 +127,13 @@ func TestVerdicts(t *testing.T) {
 		t.Errorf("no citation: %+v", r)
 	}
 	// [S5] with four passages.
-	if r := Check("The notice period is 90 days [S5].", p); r.Status != Flagged || r.Flags[0].Kind != "unknown_passage" {
+	if r := Check("The notice period is 90 days [S5].", p); r.Status != Flagged || r.Flags[0].Kind != "unknown_passage" ||
+		!strings.Contains(r.Flags[0].Message, "only 4 passages were given") {
 		t.Errorf("S5 of 4: %+v", r)
+	}
+	if r := Check("The notice period is 90 days [S2].", p[:1]); r.Status != Flagged ||
+		!strings.Contains(r.Flags[0].Message, "only 1 passage was given") {
+		t.Errorf("S2 of 1: %+v", r)
 	}
 	// Citations but no quote and no fact: nothing_checked, no unchecked list.
 	r := Check("The notice period is long [S1]. Fees come later [S2].", p)
@@ -142,7 +152,7 @@ func TestVerdicts(t *testing.T) {
 	}
 	// The flag names the passages searched.
 	r = Check("Fees are due in 13 days [S1], [S2], [S3], [S4].", p)
-	if r.Status != Flagged || !strings.Contains(r.Flags[0].Message, `"13" not found in S1–S4`) {
+	if r.Status != Flagged || !strings.Contains(r.Flags[0].Message, `"13 days" not found in S1–S4`) {
 		t.Errorf("flag message: %+v", r.Flags)
 	}
 	// A sentence that is only a citation is not listed as unchecked.
@@ -217,7 +227,7 @@ func TestFactsFoundInTheEval(t *testing.T) {
 		{"A fee of 1.000 applies [S1].", "one fee applies", "1.000"},
 		{"Filed on 12/24/2013 [S1].", "10-Q, 12/23/2013", "24"},
 		{"It begins on June 1,1990 [S1].", "shall begin on June 1,1999 and end", "1,1990"},
-		{"Between 10 and 25 days [S1].", "between 10-20 days", "25"},
+		{"Between 10 and 25 days [S1].", "between 10-20 days", "25 days"},
 	}
 	for _, c := range flagged {
 		r := Check(c.draft, []string{c.passage})
