@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -237,4 +238,69 @@ func logLOCOMarks(t *testing.T, model string, runs []answersRun) {
 	all := bestMark(runs)
 	t.Logf("held-out error sums: min %.2f median %.2f max %.2f; mark on every layer: %.2f (unanswerable at or above %.2f, right-first below %.2f)",
 		sums[0], sums[len(sums)/2], sums[len(sums)-1], all.mark, all.unansAbove, all.rightBelow)
+}
+
+// TestTuneSimilarityContrast (STRATA_EVAL=1 STRATA_EVAL_TUNE=1, the answer
+// layers already embedded in STRATA_EVAL_DATABASE_URL for
+// STRATA_EVAL_MODEL) measures whether a similarity read against the
+// layer's own background separates answerable from unanswerable questions
+// better than the best cosine alone: per question, the 50 nearest chunks
+// of its layer; AUC of the best cosine, of the best less the mean of the
+// 50, and of that gap over their standard deviation.
+func TestTuneSimilarityContrast(t *testing.T) {
+	if os.Getenv("STRATA_EVAL") != "1" || os.Getenv("STRATA_EVAL_TUNE") != "1" {
+		t.Skip("set STRATA_EVAL=1 STRATA_EVAL_TUNE=1")
+	}
+	evalDir := filepath.Join(testenv.RepoRoot(t), "eval", "answers")
+	all, err := answers.LoadQuestions(filepath.Join(evalDir, "questions.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := loadEvalModel(t)
+	_, url := poolFromEnv(t, "STRATA_EVAL_DATABASE_URL")
+	st, err := store.OpenCorpus(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	ctx := context.Background()
+	layers, err := st.Layers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int64{}
+	for _, l := range layers {
+		ids[l.Name] = l.ID
+	}
+	for _, split := range []string{"train", "test"} {
+		var best, gap, z []answersRun
+		for _, q := range all {
+			if q.Split != split {
+				continue
+			}
+			v, err := emb.Embed(ctx, []string{q.Question})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hits, err := st.SearchVectors(ctx, store.VectorQuery{Model: emb.Model().Name, Dims: len(v[0]), Vector: v[0],
+				LayerIDs: []int64{ids[q.Layer]}, Limit: 50, EFSearch: 100})
+			if err != nil || len(hits) < 2 {
+				t.Fatalf("%s: %d hits, %v", q.ID, len(hits), err)
+			}
+			var sum, sq float64
+			for _, h := range hits {
+				sum += h.Similarity
+				sq += h.Similarity * h.Similarity
+			}
+			n := float64(len(hits))
+			mean := sum / n
+			sd := math.Sqrt(math.Max(sq/n-mean*mean, 1e-9))
+			b := hits[0].Similarity
+			best = append(best, answersRun{q: q, bestSim: b})
+			gap = append(gap, answersRun{q: q, bestSim: b - mean})
+			z = append(z, answersRun{q: q, bestSim: (b - mean) / sd})
+		}
+		t.Logf("%s, %s: AUC best cosine %.3f, best less the mean of 50 %.3f, that over their deviation %.3f",
+			evalModelName(), split, similarityAUC(best), similarityAUC(gap), similarityAUC(z))
+	}
 }
