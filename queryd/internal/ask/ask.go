@@ -699,6 +699,11 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 	if req.ResponseFormat == FormatDetailed {
 		resp.Status, resp.AnswerStatus = "ok", string(status)
 		resp.Confidence, resp.Basis = confidence, p.basis
+		if confidence == "low" && resp.Warning == "" {
+			// Low confidence carries a warning (the spec's Confidence
+			// table), with passages or without.
+			resp.Warning = fmt.Sprintf("Confidence is low: no passage reaches the medium mark (%s %.2f). The knowledge base probably does not cover this: try other terms or another layer.", p.basis, p.med)
+		}
 		resp.QueryVariants = variants
 		resp.SearchedLayers = layerNames(layers)
 		resp.RoutingFallback = fallback

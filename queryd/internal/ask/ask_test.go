@@ -152,6 +152,7 @@ func TestAsk(t *testing.T) {
 		"Labels":                       testAskLabels,
 		"Modes":                        testAskModes,
 		"Detailed":                     testAskDetailed,
+		"LowConfidenceWarns":           testAskLowConfidenceWarns,
 		"RerankerDownKeepsFusionOrder": testAskRerankerDownKeepsFusionOrder,
 		"VariantsAreMerged":            testAskVariantsAreMerged,
 		"Arguments":                    testAskArguments,
@@ -386,6 +387,25 @@ func testAskDetailed(t *testing.T) {
 	r = ask(t, f.asker, Request{Question: "Who can end this agreement?", Layers: []string{"contracts"}, ResponseFormat: FormatDetailed, IncludeSources: &no})
 	if r.Sources != nil {
 		t.Errorf("include_sources false: %d sources", len(r.Sources))
+	}
+}
+
+// testAskLowConfidenceWarns: a detailed answer whose passages reach no
+// medium mark has confidence low and a warning, passages or not; one at
+// high confidence has none.
+func testAskLowConfidenceWarns(t *testing.T) {
+	f := newAsker(t, nil)
+	r := ask(t, f.asker, Request{Question: "What does hosted uptime cost for zebra quokka platypus wombats?",
+		Layers: []string{"contracts"}, ResponseFormat: FormatDetailed})
+	if r.Confidence != "low" || len(r.Passages) == 0 {
+		t.Fatalf("confidence %s with %d passages, want low with passages", r.Confidence, len(r.Passages))
+	}
+	if !strings.Contains(r.Warning, "another layer") {
+		t.Errorf("low confidence with passages: warning %q", r.Warning)
+	}
+	r = ask(t, f.asker, Request{Question: "What does clause 7.2 say?", Layers: []string{"contracts"}, ResponseFormat: FormatDetailed})
+	if r.Confidence != "high" || r.Warning != "" {
+		t.Errorf("high confidence: confidence %s warning %q", r.Confidence, r.Warning)
 	}
 }
 
