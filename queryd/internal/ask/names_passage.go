@@ -218,8 +218,8 @@ func (c namesCandidate) passage(id string, start, end int, d store.DocInfo) Pass
 // chunk of the documents order holds it, and returns its chunk id (0 for
 // none) and the note that says where the names are. hits are the chunks
 // namesChunks read (nil: read them here, over order). room is the budget
-// left, in characters; giveWay drops the weakest passage to make room and
-// reports whether it could.
+// left, in characters; giveWay drops the weakest passage to make room (in
+// the budget, or under MaxPassages) and reports whether it could.
 func (a *Asker) addNamesPassage(ctx context.Context, question string, resp *Response, sources []NameSource,
 	hits []store.Hit, order []int64, returned map[int64]bool, docs map[int64]store.DocInfo,
 	room func() int, giveWay func() bool, nextID func() string) (int64, string, error) {
@@ -239,6 +239,14 @@ func (a *Asker) addNamesPassage(ctx context.Context, question string, resp *Resp
 	}
 	d := docs[nc.hit.DocumentID]
 	for {
+		// Like the budget, the cap of MaxPassages makes the weakest
+		// passage give way to the names passage, or leaves it out.
+		if len(resp.Passages) >= MaxPassages {
+			if !giveWay() {
+				return 0, "", nil
+			}
+			continue
+		}
 		id := fmt.Sprintf("S%d", len(resp.Passages)+1)
 		over := overhead(id, nc.hit.Ref(), citation(nc.hit.Layer, nc.hit.File, nc.hit.Page, nc.hit.LineStart, nc.hit.LineEnd, nc.hit.ClausePath, d))
 		if start, end, ok := nc.window(room() - over); ok {

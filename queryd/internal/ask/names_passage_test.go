@@ -3,6 +3,7 @@ package ask
 import (
 	"context"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -291,6 +292,54 @@ func TestFromDocument(t *testing.T) {
 	} {
 		if got := fromDocument(ps[:c.n], c.doc); got != c.want {
 			t.Errorf("document %d of %d passages: %q, want %q", c.doc, c.n, got, c.want)
+		}
+	}
+}
+
+// TestNamesPassageCap: the names passage never takes an answer past
+// MaxPassages. With 50 passages the weakest gives way to it; when none
+// may, it is left out.
+func TestNamesPassageCap(t *testing.T) {
+	t.Parallel()
+	const q = "What does the agreement with UmbrellaCorp say about notice?"
+	hit := store.Hit{DocumentID: 1, ChunkID: 99, Start: 0, End: 63, LineStart: 1, LineEnd: 1, File: "supply.md", Layer: "contracts",
+		Text: "This supply agreement is made between UmbrellaCorp and Initech."}
+	full := func() *Response {
+		r := &Response{}
+		for i := range MaxPassages {
+			r.Passages = append(r.Passages, Passage{ID: "S" + strconv.Itoa(i+1),
+				Ref: schema.Ref{DocumentID: 1, Start: 100 + i, End: 101 + i}.String(), Text: "notice"})
+		}
+		return r
+	}
+	for _, yield := range []bool{true, false} {
+		resp := full()
+		gaveWay := 0
+		giveWay := func() bool {
+			if !yield {
+				return false
+			}
+			gaveWay++
+			resp.Passages = resp.Passages[:len(resp.Passages)-1]
+			return true
+		}
+		n := len(resp.Passages)
+		nextID := func() string { n++; return "S" + strconv.Itoa(n) }
+		chunk, note, err := (&Asker{}).addNamesPassage(context.Background(), q, resp, passageSources(resp.Passages),
+			[]store.Hit{hit}, []int64{1}, map[int64]bool{}, map[int64]store.DocInfo{},
+			func() int { return 100000 }, giveWay, nextID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Passages) > MaxPassages {
+			t.Errorf("may give way %v: %d passages, at most %d", yield, len(resp.Passages), MaxPassages)
+		}
+		last := resp.Passages[len(resp.Passages)-1]
+		if yield && (chunk != 99 || gaveWay != 1 || last.Match != MatchNames || !strings.Contains(note, "UmbrellaCorp")) {
+			t.Errorf("one may give way: chunk %d, %d gave way, last %+v, note %q", chunk, gaveWay, last, note)
+		}
+		if !yield && (chunk != 0 || note != "" || last.Match == MatchNames) {
+			t.Errorf("none may give way: chunk %d, note %q, last %+v", chunk, note, last)
 		}
 	}
 }
