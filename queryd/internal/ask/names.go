@@ -70,11 +70,100 @@ var seriesWords = map[string]bool{
 	"din": true, "en": true, "bs": true, "cve": true, "cwe": true,
 }
 
+// currencies are ISO 4217 codes: "EUR 1000" is an amount, not a numbered
+// reference.
+var currencies = map[string]bool{
+	"EUR": true, "USD": true, "GBP": true, "CHF": true, "JPY": true, "CNY": true, "SEK": true, "NOK": true,
+	"DKK": true, "PLN": true, "CZK": true, "HUF": true, "RON": true, "BGN": true, "ISK": true, "TRY": true,
+	"CAD": true, "AUD": true, "NZD": true, "SGD": true, "HKD": true, "INR": true, "KRW": true, "BRL": true,
+	"MXN": true, "ZAR": true, "RUB": true, "AED": true, "SAR": true, "ILS": true, "THB": true, "IDR": true,
+	"MYR": true, "PHP": true, "TWD": true, "ARS": true, "CLP": true, "COP": true, "UAH": true, "XAU": true,
+}
+
+// protocols are acronyms whose number is a status code or a version
+// ("HTTP 404", "SMTP 550", "HTTP 2"), not a document of a series.
+var protocols = map[string]bool{
+	"http": true, "https": true, "smtp": true, "ftp": true, "sip": true, "imap": true, "pop": true,
+	"rtsp": true, "ldap": true, "tls": true, "ssl": true, "ssh": true, "dns": true, "tcp": true, "udp": true,
+}
+
+var (
+	// A number's continuation after numberedRe's digits: "EUR 7.2",
+	// "TLS 1.3", "EUR 1.000".
+	moreDigitsRe = regexp.MustCompile(`^[.,'][0-9]`)
+	// What makes the number before it an amount or a share: "1000 EUR",
+	// "19%", "5 percent", "7 million".
+	amountAfterRe = regexp.MustCompile(`^\s?(?:[%€$£¥]|(?i:percent|per cent|million|thousand|billion|bn)\b|([A-Z]{3})\b)`)
+	// A group shaped like a code of its own (AC02), which no account's
+	// group after the first is.
+	codeShapeRe = regexp.MustCompile(`^[A-Z]{2}[0-9]{2}$`)
+	// A spaced IBAN, whole or begun: country, check digits, then groups of
+	// four ("DE89 3704 0044 0532 0130 00", "DE89 3704"); begunIBAN says
+	// whether the groups are an account's.
+	spacedIBANRe = regexp.MustCompile(`\b[A-Z]{2}[0-9]{2}((?: [A-Z0-9]{4})+)(?: [A-Z0-9]{1,3})?\b`)
+)
+
+// numberedReference reports whether numberedRe's match m of q is a
+// numbered reference in the spec's sense (PEP 8, RFC 2119, ISO 20022): a
+// known series in any case, or another series in capitals, but never a
+// currency amount (EUR 1000, USD 500, the EUR 7 of EUR 7.2 million), a
+// year (SEPA 2025) or a protocol's status code or version (HTTP 404).
+func numberedReference(q string, m []int, shouting bool) bool {
+	series, num, after := q[m[2]:m[3]], q[m[4]:m[5]], q[m[5]:]
+	if moreDigitsRe.MatchString(after) || currencies[strings.ToUpper(series)] {
+		return false
+	}
+	if a := amountAfterRe.FindStringSubmatchIndex(after); a != nil && (a[2] < 0 || currencies[after[a[2]:a[3]]]) {
+		return false
+	}
+	if seriesWords[strings.ToLower(series)] {
+		return true
+	}
+	if !isUpper(series) || shouting || protocols[strings.ToLower(series)] {
+		return false
+	}
+	if len(num) == 4 && num >= "1900" && num <= "2099" { // a year
+		return false
+	}
+	return true
+}
+
+// accountSpans are the byte spans of q that hold an IBAN, a BIC or an
+// account number, whole or begun (a spaced IBAN's first groups).
+func accountSpans(q string) [][2]int {
+	var out [][2]int
+	for _, c := range scrub.Find(q) {
+		out = append(out, [2]int{c.Start, c.End})
+	}
+	for _, m := range spacedIBANRe.FindAllStringSubmatchIndex(q, -1) {
+		if begunIBAN(strings.Fields(q[m[2]:m[3]])) {
+			out = append(out, [2]int{m[0], m[1]})
+		}
+	}
+	return out
+}
+
+// begunIBAN reports whether the groups of four after an IBAN's country
+// and check digits are an account's: one of them all digits, and none
+// shaped like a code of its own, as in a list of codes (AC01 AC02 AC03).
+func begunIBAN(groups []string) bool {
+	digits := false
+	for _, g := range groups {
+		if codeShapeRe.MatchString(g) {
+			return false
+		}
+		if strings.Trim(g, "0123456789") == "" {
+			digits = true
+		}
+	}
+	return digits
+}
+
 // Names returns the names question q asks about, in the order written, at
 // most MaxNames, each once. Ordinary words, clause references (clause 2.2,
-// a bare 7.2.1), versions and account numbers are never names; capitals of
-// fewer than 8 letters are acronyms, and in a question written in capitals
-// no word counts for its capitals alone.
+// a bare 7.2.1), versions, amounts and account numbers are never names;
+// capitals of fewer than 8 letters are acronyms, and in a question written
+// in capitals no word counts for its capitals alone.
 func Names(q string) []Name {
 	refs := structure.ParseReferences(q)
 	shouting := writtenInCapitals(q)
@@ -96,10 +185,21 @@ func Names(q string) []Name {
 		}
 		return false
 	}
+	// IBANs, BICs and account numbers, whole or in part, are never names:
+	// not DE89, the first group of a spaced IBAN.
+	accounts := accountSpans(q)
+	isAccount := func(start, end int) bool {
+		for _, a := range accounts {
+			if start < a[1] && end > a[0] {
+				return true
+			}
+		}
+		return false
+	}
 	add := func(start, end int) {
 		text := strings.TrimRight(q[start:end], ".")
 		end = start + len(text)
-		if text == "" || taken(start, end) || isRef(start, end) || !bounded(q, start, end) {
+		if text == "" || taken(start, end) || isRef(start, end) || !bounded(q, start, end) || isAccount(start, end) {
 			return
 		}
 		if scrub.Text(text) != text { // an IBAN, a BIC or an account number
@@ -147,8 +247,7 @@ func Names(q string) []Name {
 		}
 	}
 	for _, m := range numberedRe.FindAllStringSubmatchIndex(q, -1) {
-		series := q[m[2]:m[3]]
-		if isUpper(series) && !shouting || seriesWords[strings.ToLower(series)] {
+		if numberedReference(q, m, shouting) {
 			add(m[0], m[1])
 		}
 	}

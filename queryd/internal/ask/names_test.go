@@ -40,6 +40,18 @@ func TestNames(t *testing.T) {
 		{"Who owns account 12345678 or DE89370400440532013000?", []string{}},
 		{"Give an example, e.g. a refund, i.e. money back", []string{}},
 		{"What happened in Q3 with the top 5 mp3 files?", []string{}},
+		// Amounts, years, status codes and account numbers are not
+		// numbered references, whole or in part; PEP 8 and RFC 2119 are.
+		{"Do SEPA transfers above EUR 1000 need a second approval?", []string{}},
+		{"Is USD 500 the daily limit?", []string{}},
+		{"Is the cap EUR 7.2 million?", []string{}},
+		{"What changed in SEPA 2025?", []string{}},
+		{"Why does the API return HTTP 404?", []string{}},
+		{"Why was the payment to DE89 3704 0044 0532 0130 00 returned?", []string{}},
+		{"Is DE89 3704 the start of the account?", []string{}},
+		{"Does SEPA 1000 EUR need approval, and is VAT 19% due?", []string{}},
+		{"Does NIST 800 follow RFC 2119 and ISO 20022?", []string{"NIST 800", "RFC 2119", "ISO 20022"}},
+		{"Which of ISO 2022 and PEP 8 applies?", []string{"ISO 2022", "PEP 8"}},
 		// A short code after a word that introduces one is a name.
 		{"What is the base fee for tariff zone Z9?", []string{"Z9"}},
 		{"Which grade B2 steels and gate A14 apply?", []string{"B2", "A14"}},
