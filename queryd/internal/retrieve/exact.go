@@ -80,10 +80,11 @@ type ExactLookup struct {
 }
 
 // exactSections looks up the sections the query names in the layers. It
-// returns every section found (at most MaxCandidates), the documents the
-// rest of the question points to first (orderByDocument), then in the order
-// of the references and by file path, and how the lookup went; the caller
-// keeps the first ExactLookup.Limit.
+// returns every section found (at most MaxCandidates) in the order of the
+// references, and within one reference the documents the rest of the
+// question points to first (orderByDocument), then by file path, and how
+// the lookup went; the caller keeps the first ExactLookup.Limit, so a
+// later reference never pushes out an earlier one's sections.
 func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactLookup, error) {
 	refs := structure.ParseReferences(r.q.Text)
 	if len(refs) == 0 {
@@ -99,10 +100,11 @@ func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactL
 	}
 	var found []store.Section
 	which := map[int64]structure.Reference{}
+	refIndex := map[int64]int{}
 	seen := map[int64]bool{}
 	limitHit := false
 	var missing []string
-	for _, ref := range lookup {
+	for ri, ref := range lookup {
 		keys := ref.Keys()
 		if len(keys) == 0 {
 			continue
@@ -137,10 +139,11 @@ func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactL
 			}
 			seen[s.ID] = true
 			which[s.ID] = ref
+			refIndex[s.ID] = ri
 			found = append(found, s)
 		}
 	}
-	found, err := r.orderByDocument(ctx, found, lookup, ids)
+	found, err := r.orderByDocument(ctx, found, refIndex, lookup, ids)
 	if err != nil {
 		return nil, ExactLookup{}, err
 	}

@@ -1,6 +1,7 @@
 package retrieve
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"sort"
@@ -14,15 +15,21 @@ import (
 // words are scored on when exact sections come from several documents.
 const docEvidenceDepth = 200
 
-// orderByDocument puts first the exact sections of the documents the rest
-// of the question points to: when sections the question names come from
-// several documents ("Article 5 of the data protection regulation" when a
-// contract has an Article 5 too), each document scores its best chunk's
-// BM25 score for the question without its references, and the sections
-// are ordered by that score, best first; equal scores keep the order of
-// the references and then of the file paths. With one document, or no
-// words besides the references, the order is unchanged (issue 12, class 4).
-func (r *Run) orderByDocument(ctx context.Context, found []store.Section, refs []structure.Reference, ids []int64) ([]store.Section, error) {
+// orderByDocument orders the exact sections by reference (refIndex maps
+// a section's id to the index of the reference that named it, as found
+// holds them) and, among the sections of one reference, puts first those
+// of the documents the rest of the question points to: when sections the
+// question names come from several documents ("Article 5 of the data
+// protection regulation" when a contract has an Article 5 too), each
+// document scores its best chunk's BM25 score for the question without its
+// references, best first; equal scores keep the order of the file paths
+// (issue 12, class 4). The order of the references always comes first, as
+// the spec reads the named clauses "in the order of the references and then
+// by file path": grouping by document would read "clause 9.1 and clause
+// 7.2" as 9.1, 7.2, 7.2, 9.1 and, under a small budget, leave out the first
+// reference's clause while keeping later ones (issue 27, item 3).
+func (r *Run) orderByDocument(ctx context.Context, found []store.Section, refIndex map[int64]int, refs []structure.Reference, ids []int64) ([]store.Section, error) {
+	// found is already in the order of the references, then of the paths.
 	docs := map[int64]bool{}
 	for _, s := range found {
 		docs[s.DocumentID] = true
@@ -39,7 +46,12 @@ func (r *Run) orderByDocument(ctx context.Context, found []store.Section, refs [
 		return found, err
 	}
 	out := append([]store.Section(nil), found...)
-	sort.SliceStable(out, func(i, j int) bool { return score[out[i].DocumentID] > score[out[j].DocumentID] })
+	sort.SliceStable(out, func(i, j int) bool {
+		if c := cmp.Compare(refIndex[out[i].ID], refIndex[out[j].ID]); c != 0 {
+			return c < 0
+		}
+		return score[out[i].DocumentID] > score[out[j].DocumentID]
+	})
 	return out, nil
 }
 
