@@ -37,8 +37,9 @@ const noticeSentence = "5.1 Either party may end this agreement by giving the ot
 type change struct{ from, to, kind, flagged string }
 
 var (
-	// 75 is no number the agreement writes.
-	noticeChange = change{from: "60", to: "75", kind: "number", flagged: "75"}
+	// 75 is no number the agreement writes; the flag quotes it with the
+	// unit the draft gives it (issue 27, item 12).
+	noticeChange = change{from: "60", to: "75", kind: "number", flagged: "75 days"}
 	// clause 3's first invoice date, moved a month.
 	clauseChange = change{from: "April", to: "May", kind: "date", flagged: "1 May 2026"}
 )
