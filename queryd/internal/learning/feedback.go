@@ -67,7 +67,7 @@ func (FeedbackRequest) Args() toolargs.Args {
 		},
 		"chunk_feedback": {
 			Description: "Ratings of single passages, keyed by the answer's passage id (S1) or by chunk id: useful, wrong or outdated. " +
-				"A passage of a named clause (match exact) has no chunk id and cannot be rated yet.",
+				"A passage of a named clause (match exact) has no chunk id and cannot be rated yet: it comes back under not_stored.",
 			MaxProperties: MaxRatings,
 			Values:        &toolargs.Arg{Enum: store.Ratings()},
 			Expect:        `an object such as {"S1": "useful"}`,
@@ -162,7 +162,11 @@ func New(opt Options) *Service {
 	return &Service{opt: opt, log: lg}
 }
 
-// Feedback stores one rating. A refused call stores nothing.
+// Feedback stores one rating. A refused call stores nothing; only the
+// caller's mistakes about the call itself (a bad rating value or key, an
+// interaction it may not rate) refuse it, while an extra that cannot be
+// stored is named under not_stored. A later rating of the same interaction
+// replaces the earlier one (see store.Ledger.RecordFeedback).
 func (s *Service) Feedback(ctx context.Context, req FeedbackRequest) (*FeedbackResponse, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
@@ -197,7 +201,11 @@ func (s *Service) Feedback(ctx context.Context, req FeedbackRequest) (*FeedbackR
 		v := req.ChunkFeedback[k]
 		if passageIDRe.MatchString(k) {
 			if slices.Contains(in.ExactPassages, k) {
-				return nil, qerr.Invalidf("chunk_feedback", "passage %s is a named clause (match exact) and has no chunk id, so it cannot be rated yet; leave it out. Nothing was stored", k)
+				// Only a bad rating value refuses the call; a passage that
+				// cannot be rated is an extra that is not stored.
+				notStored = append(notStored, "chunk_feedback."+k)
+				why = append(why, fmt.Sprintf("chunk_feedback %s: passage %s is a named clause (match exact) and has no chunk id, so it cannot be rated yet", k, k))
+				continue
 			}
 			c, ok := in.PassageChunks[k]
 			if !ok {

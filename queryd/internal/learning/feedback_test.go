@@ -110,6 +110,20 @@ func TestFeedback(t *testing.T) {
 		resp.FeedbackID).Scan(&layer, &ratings); err != nil || layer != "" || len(ratings) != 1 || ratings["502"] != "wrong" {
 		t.Errorf("second rating stored %q %v %v", layer, ratings, err)
 	}
+	// A named clause's passage (S1) cannot be rated yet: it is an extra
+	// that is not stored, and the rest of the call is (issue 27, item 10).
+	resp, err = e.svc.Feedback(alice, FeedbackRequest{InteractionID: id, Helpful: true,
+		ChunkFeedback: map[string]string{"S1": "useful", "S2": "wrong"}})
+	if err != nil || resp.Status != "ok" {
+		t.Fatalf("rating an exact clause: %+v %v", resp, err)
+	}
+	if strings.Join(resp.NotStored, ",") != "chunk_feedback.S1" || !strings.Contains(resp.Warning, "named clause") {
+		t.Errorf("rating an exact clause: not stored %q, warning %q", resp.NotStored, resp.Warning)
+	}
+	if err := e.owner.QueryRow(ctx, `SELECT helpful, chunk_ratings FROM strata.feedback WHERE id = $1`,
+		resp.FeedbackID).Scan(&helpful, &ratings); err != nil || !helpful || len(ratings) != 1 || ratings["501"] != "wrong" {
+		t.Errorf("rating with an exact clause stored %v %v %v", helpful, ratings, err)
+	}
 	before := e.feedbackRows(t)
 
 	// Refused calls store nothing.
@@ -122,8 +136,6 @@ func TestFeedback(t *testing.T) {
 	}{
 		{"bad rating", alice, FeedbackRequest{InteractionID: id, ChunkFeedback: map[string]string{"S2": "useful", "S3": "great"}},
 			qerr.Invalid, "must be one of useful, wrong, outdated"},
-		{"exact clause", alice, FeedbackRequest{InteractionID: id, ChunkFeedback: map[string]string{"S1": "useful"}},
-			qerr.Invalid, "named clause"},
 		{"bad key", alice, FeedbackRequest{InteractionID: id, ChunkFeedback: map[string]string{"first": "useful"}},
 			qerr.Invalid, "neither a passage id"},
 		{"other caller", caller.With(ctx, "token:bob"), FeedbackRequest{InteractionID: id, Helpful: true},
@@ -156,4 +168,32 @@ func TestFeedback(t *testing.T) {
 func itoa(n int64) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// TestFeedbackAgainReplaces: rating an interaction again replaces the
+// earlier rating: the stats count one rating of that interaction, with the
+// later verdict and passage ratings (issue 27, item 10).
+func TestFeedbackAgainReplaces(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	alice := caller.With(ctx, "token:alice")
+	id := e.askedBy(t, "token:alice", "SCT reject codes", []string{"sepa"}, "found")
+	other := e.askedBy(t, "token:alice", "SEPA cut-off times", []string{"sepa"}, "found")
+	for _, req := range []FeedbackRequest{
+		{InteractionID: id, Helpful: false, ChunkFeedback: map[string]string{"S2": "wrong", "S3": "outdated"}},
+		{InteractionID: other, Helpful: true},
+		{InteractionID: id, Helpful: true, ChunkFeedback: map[string]string{"S2": "useful"}},
+	} {
+		if _, err := e.svc.Feedback(alice, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := e.svc.Stats(ctx, StatsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.FeedbackCounts{Ratings: 2, Helpful: 2, ChunksUseful: 1}
+	if st.Feedback != want {
+		t.Errorf("feedback counts %+v, want %+v: the second rating of %s replaces the first", st.Feedback, want, id)
+	}
 }

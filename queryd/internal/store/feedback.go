@@ -84,7 +84,10 @@ type FeedbackRecord struct {
 	ChunkRatings map[int64]string
 }
 
-// RecordFeedback stores f and returns its id.
+// RecordFeedback stores f and returns its id. The table keeps every
+// rating, as a ledger does, but a later rating of the same interaction
+// replaces the earlier ones: LearningStats counts only the latest row of
+// each interaction, and the promoter in ingestd takes its helpful.
 func (l *Ledger) RecordFeedback(ctx context.Context, f FeedbackRecord) (int64, error) {
 	ratings := make(map[string]string, len(f.ChunkRatings))
 	for id, v := range f.ChunkRatings {

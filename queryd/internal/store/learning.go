@@ -71,7 +71,8 @@ type PromoterRun struct {
 	AffinitiesDeleted int `json:"affinities_deleted"`
 }
 
-// FeedbackCounts counts the stored ratings.
+// FeedbackCounts counts the ratings in force: the latest of each rated
+// interaction, since a second rating replaces the first.
 type FeedbackCounts struct {
 	Ratings        int `json:"ratings"`
 	Helpful        int `json:"helpful"`
@@ -144,7 +145,8 @@ func (l *Ledger) LearningStats(ctx context.Context) (LearningStats, error) {
 			coalesce(sum((SELECT count(*) FROM jsonb_each_text(chunk_ratings) e WHERE e.value = 'useful')), 0),
 			coalesce(sum((SELECT count(*) FROM jsonb_each_text(chunk_ratings) e WHERE e.value = 'wrong')), 0),
 			coalesce(sum((SELECT count(*) FROM jsonb_each_text(chunk_ratings) e WHERE e.value = 'outdated')), 0)
-		FROM strata.feedback`).Scan(&f.Ratings, &f.Helpful, &f.NotHelpful, &f.ChunksUseful, &f.ChunksWrong, &f.ChunksOutdated); err != nil {
+		FROM (SELECT DISTINCT ON (interaction_id) helpful, chunk_ratings FROM strata.feedback
+			ORDER BY interaction_id, id DESC) latest`).Scan(&f.Ratings, &f.Helpful, &f.NotHelpful, &f.ChunksUseful, &f.ChunksWrong, &f.ChunksOutdated); err != nil {
 		return st, fmt.Errorf("count feedback: %w", err)
 	}
 	return st, nil
