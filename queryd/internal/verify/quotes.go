@@ -80,56 +80,81 @@ func quotesAt(draft string, spans [][2]int, start, end int) []Quote {
 	return out
 }
 
-// words splits text into lower-cased words of letters and digits, as
-// quotes are compared: case, punctuation and line breaks aside.
-func words(s string) []string {
-	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-}
+// words splits text into the tokens quotes are compared by (wordsAt):
+// lower-cased words of letters and digits, and the signs that change what
+// a number says.
+func words(s string) []string { return wordsAt(s).w }
 
-// wordList is a passage split into words as words splits it, with each
-// word's byte span in the passage: what a quote is looked for in, and
+// wordList is a passage split into tokens as words splits it, with each
+// token's byte span in the passage: what a quote is looked for in, and
 // where a quote found was.
 type wordList struct {
 	w  []string
 	at [][2]int
 }
 
-// wordsAt splits s as words does and records where each word stands in s.
+// amountSign reports whether r is a sign a quote must keep as written:
+// percent and the currency signs.
+func amountSign(r rune) bool { return r == '%' || r == '€' || r == '$' || r == '£' }
+
+// wordsAt splits s into tokens and records where each stands in s. A token
+// is a run of letters and digits (lower-cased), one of the signs %, €, $
+// and £, or a '.' or ',' between two digits (a decimal or thousands
+// separator). Everything else (spaces, line breaks, quotation marks,
+// apostrophes, dashes, other punctuation) separates tokens and is not
+// compared, so a quote may differ from its passage there but not in a
+// digit, a letter, a sign or a separator (issue 27, item 5).
 // strings.ToLower maps rune for rune (an invalid byte becomes U+FFFD), so
 // walking s and its lower-cased copy side by side pairs each rune with its
-// lower case; a word is a stretch of the copy, its span that of s.
+// lower case.
 func wordsAt(s string) wordList {
 	lower := strings.ToLower(s)
 	var wl wordList
 	start, lstart := -1, -1
-	j := 0
-	for i := 0; i < len(s); {
-		var in bool
-		w, lw := 1, 1
-		if c := s[i]; c < utf8.RuneSelf && j < len(lower) { // an ASCII byte's lower case is one byte too
-			lc := lower[j]
-			in = lc >= 'a' && lc <= 'z' || lc >= '0' && lc <= '9'
-		} else {
-			_, w = utf8.DecodeRuneInString(s[i:])
-			var lr rune
-			lr, lw = utf8.DecodeRuneInString(lower[j:])
-			in = unicode.IsLetter(lr) || unicode.IsDigit(lr)
-		}
-		switch {
-		case in && start < 0:
-			start, lstart = i, j
-		case !in && start >= 0:
+	flush := func(i, j int) {
+		if start >= 0 {
 			wl.w = append(wl.w, lower[lstart:j])
 			wl.at = append(wl.at, [2]int{start, i})
 			start = -1
 		}
+	}
+	prevDigit := false
+	for i, j := 0, 0; i < len(s); {
+		_, w := utf8.DecodeRuneInString(s[i:])
+		lr, lw := utf8.DecodeRuneInString(lower[j:])
+		switch {
+		case unicode.IsLetter(lr) || unicode.IsDigit(lr):
+			if start < 0 {
+				start, lstart = i, j
+			}
+		case amountSign(lr) || (lr == '.' || lr == ',') && prevDigit && nextIsDigit(s, i+w):
+			flush(i, j)
+			wl.w = append(wl.w, lower[j:j+lw])
+			wl.at = append(wl.at, [2]int{i, i + w})
+		default:
+			flush(i, j)
+		}
+		prevDigit = unicode.IsDigit(lr)
 		i, j = i+w, j+lw
 	}
-	if start >= 0 {
-		wl.w = append(wl.w, lower[lstart:])
-		wl.at = append(wl.at, [2]int{start, len(s)})
-	}
+	flush(len(s), len(lower))
 	return wl
+}
+
+func nextIsDigit(s string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return i < len(s) && unicode.IsDigit(r)
+}
+
+// wordCount is how many of the tokens are words, not signs.
+func wordCount(toks []string) int {
+	n := 0
+	for _, t := range toks {
+		if r, _ := utf8.DecodeRuneInString(t); unicode.IsLetter(r) || unicode.IsDigit(r) {
+			n++
+		}
+	}
+	return n
 }
 
 // quoteIn reports whether every part of q appears in the passage of words
@@ -141,7 +166,7 @@ func quoteIn(q Quote, pw []string) (from, to int, ok bool) {
 	first, next := -1, 0
 	for _, part := range q.Parts {
 		w := words(part)
-		if len(w) == 0 || len(q.Parts) > 1 && len(w) < MinQuoteWords {
+		if len(w) == 0 || len(q.Parts) > 1 && wordCount(w) < MinQuoteWords {
 			return 0, 0, false
 		}
 		at := indexWords(pw[next:], w)

@@ -301,3 +301,35 @@ func FuzzFacts(f *testing.F) {
 		}
 	})
 }
+
+// TestQuotesKeepNumbersAsWritten (issue 27, item 5): a quote may differ from
+// its passage in spacing, line breaks and the typographic forms of quotation
+// marks, apostrophes and dashes, but not in a digit, a sign (%, €, $, £) or
+// a decimal or thousands separator.
+func TestQuotesKeepNumbersAsWritten(t *testing.T) {
+	t.Parallel()
+	p := []string{"Late payments bear interest at 4% per year.\nThe fee is EUR 1.000,00 — the Buyer's “full” fee.", "x"}
+	for _, tc := range []struct {
+		draft string
+		want  string
+	}{
+		{`Payments "bear interest at 4% per year" [S1].`, Verified},
+		{`Payments "bear interest at 4 per year" [S1].`, Flagged},
+		{`The fee is "EUR 1.000,00" [S1].`, Verified},
+		{`The fee is "EUR 1.000.00" [S1].`, Flagged},
+		{`The fee is "EUR 1000,00" [S1].`, Flagged},
+		{`The fee is "$ 1.000,00" [S1].`, Flagged},
+		{`It is "EUR 1.000,00 - the Buyer's "full" fee" [S1].`, Verified},
+		{"It says \"interest at 4%\nper year\" [S1].", Verified},
+	} {
+		if r := Check(tc.draft, p); r.Status != tc.want {
+			t.Errorf("%q: %s (%+v), want %s", tc.draft, r.Status, r.Flags, tc.want)
+		}
+	}
+	wl := wordsAt("EUR 1.000,00 at 4% or $5, then 7.")
+	want := []string{"eur", "1", ".", "000", ",", "00", "at", "4", "%", "or", "$", "5", "then", "7"}
+	if !reflect.DeepEqual(wl.w, want) {
+		t.Errorf("wordsAt = %q, want %q", wl.w, want)
+	}
+	checkWordsAt(t, "EUR 1.000,00 at 4% or $5, then 7.")
+}
