@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/stratakb/stratakb/internal/config"
+	askpkg "github.com/stratakb/stratakb/queryd/internal/ask"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 	"github.com/stratakb/stratakb/queryd/internal/verify"
@@ -65,8 +66,13 @@ func receiptVerb(ctx context.Context, args []string, getenv func(string) string,
 
 // renderReceipt writes a receipt for a reader.
 func renderReceipt(w io.Writer, r *verify.ReceiptResponse) {
-	fmt.Fprintf(w, "Receipt %s\nIssued %s by %s\nVerification: %s, %d quotes and facts checked\n", r.ReceiptID, r.CreatedAt, r.Tool, r.Status, r.Checked)
-	fmt.Fprintf(w, "\nDraft:\n")
+	extractive := isExtractive(r)
+	fmt.Fprintf(w, "Receipt %s\nIssued %s by %s\n", r.ReceiptID, r.CreatedAt, r.Tool)
+	if extractive {
+		fmt.Fprintf(w, "Answer: %s, %d sentences quoted word for word from the documents\n\nQuestion:\n", r.Status, r.Checked)
+	} else {
+		fmt.Fprintf(w, "Verification: %s, %d quotes and facts checked\n\nDraft:\n", r.Status, r.Checked)
+	}
 	for _, line := range strings.Split(r.Draft, "\n") {
 		fmt.Fprintf(w, "    %s\n", line)
 	}
@@ -76,12 +82,19 @@ func renderReceipt(w io.Writer, r *verify.ReceiptResponse) {
 			state = "CHANGED since: the document no longer reads this way at this ref"
 		}
 		fmt.Fprintf(w, "\n[%s] %s/%s (%s; %s)\n", p.ID, p.Layer, p.File, p.Ref, state)
-		for _, line := range strings.Split(verify.MarkQuotes(r.Draft, p.Text), "\n") {
+		text := p.Text
+		if !extractive {
+			text = verify.MarkQuotes(r.Draft, p.Text)
+		}
+		for _, line := range strings.Split(text, "\n") {
 			fmt.Fprintf(w, "    %s\n", line)
 		}
 	}
 	var quotes, facts []verify.ReceiptCheck
 	for _, c := range r.Checks {
+		if c.Kind == askpkg.ReceiptSentence {
+			continue // the passages above are the sentences themselves
+		}
 		if c.Kind == "quote" {
 			quotes = append(quotes, c)
 		} else {
@@ -115,3 +128,14 @@ func renderReceipt(w io.Writer, r *verify.ReceiptResponse) {
 // oneLine runs a text's white space together, so that a quote over a line
 // break stays on its line of the list.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// isExtractive reports whether r is an extractive answer's receipt: its
+// checks are the answer's sentences and its draft the question.
+func isExtractive(r *verify.ReceiptResponse) bool {
+	for _, c := range r.Checks {
+		if c.Kind == askpkg.ReceiptSentence {
+			return true
+		}
+	}
+	return false
+}

@@ -457,6 +457,11 @@ func (a *Asker) answerSentences(passages []Passage, chosen []sentence, detailed 
 	return out
 }
 
+// ReceiptSentence is the kind of an extractive receipt's checks: a
+// sentence of the answer, quoted whole from the span its ref names. The
+// receipt's draft is then the question asked.
+const ReceiptSentence = "sentence"
+
 // issueReceipt stores the answer's sentences, as read, in a receipt.
 func (a *Asker) issueReceipt(ctx context.Context, question string, status Status, answer []AnswerSentence) (string, error) {
 	if a.opt.Receipts == nil || len(answer) == 0 {
@@ -470,13 +475,29 @@ func (a *Asker) issueReceipt(ctx context.Context, question string, status Status
 		Text   string `json:"text"`
 		SHA256 string `json:"sha256"`
 	}
+	// Each sentence is quoted whole from the span its ref names: one check
+	// per sentence, spanning the text read (issue 27, item 8).
+	type check struct {
+		Kind     string `json:"kind"`
+		Text     string `json:"text"`
+		Sentence int    `json:"sentence"`
+		Passage  string `json:"passage"`
+		Start    int    `json:"start"`
+		End      int    `json:"end"`
+	}
 	rs := make([]read, len(answer))
+	cs := make([]check, len(answer))
 	for i, s := range answer {
 		sum := sha256.Sum256([]byte(s.Text))
 		rs[i] = read{ID: s.Passage, Ref: s.Ref, Layer: s.Citation.Layer, File: s.Citation.File, Text: s.Text,
 			SHA256: hex.EncodeToString(sum[:])}
+		cs[i] = check{Kind: ReceiptSentence, Text: s.Text, Sentence: i + 1, Passage: s.Passage, End: len(s.Text)}
 	}
 	b, err := json.Marshal(rs)
+	if err != nil {
+		return "", err
+	}
+	cb, err := json.Marshal(cs)
 	if err != nil {
 		return "", err
 	}
@@ -484,7 +505,7 @@ func (a *Asker) issueReceipt(ctx context.Context, question string, status Status
 		question = scrub.Text(question)
 	}
 	id, err := a.opt.Receipts.IssueReceipt(ctx, store.ReceiptRecord{Caller: caller.From(ctx), Tool: "strata_ask",
-		Status: string(status), Draft: question, Passages: b, Checked: len(answer)})
+		Status: string(status), Draft: question, Passages: b, Checked: len(answer), Checks: cb})
 	if err != nil {
 		return "", store.CallerError(ctx, err, "store the receipt")
 	}

@@ -162,8 +162,38 @@ func (f *exFixture) checkSentences(t *testing.T, r *Response) {
 	if len(r.Answer) > 0 && !store.ValidReceiptID(r.ReceiptID) {
 		t.Errorf("answer with sentences and receipt %q", r.ReceiptID)
 	}
+	if len(r.Answer) > 0 && store.ValidReceiptID(r.ReceiptID) {
+		f.checkReceiptSentences(t, r)
+	}
 	if len(r.Answer) == 0 && r.ReceiptID != "" {
 		t.Errorf("receipt %s without a sentence", r.ReceiptID)
+	}
+}
+
+// checkReceiptSentences: an extractive receipt's checks are its answer's
+// sentences, each quoted whole from its passage (issue 27, item 8).
+func (f *exFixture) checkReceiptSentences(t *testing.T, r *Response) {
+	t.Helper()
+	rec, err := f.led.Receipt(context.Background(), r.ReceiptID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks []struct {
+		Kind, Text, Passage string
+		Sentence, Start     int
+		End                 int
+	}
+	if err := json.Unmarshal(rec.Checks, &checks); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Checked != len(r.Answer) || len(checks) != len(r.Answer) {
+		t.Fatalf("receipt checked %d with %d checks for %d sentences", rec.Checked, len(checks), len(r.Answer))
+	}
+	for i, c := range checks {
+		a := r.Answer[i]
+		if c.Kind != ReceiptSentence || c.Text != a.Text || c.Passage != a.Passage || c.Sentence != i+1 || c.Start != 0 || c.End != len(a.Text) {
+			t.Errorf("receipt check %d = %+v, want sentence %q of %s", i, c, a.Text, a.Passage)
+		}
 	}
 }
 
@@ -240,10 +270,8 @@ func TestExtractive(t *testing.T) {
 		if rec.Tool != "strata_ask" || rec.Status != string(Found) || len(ps) != len(r.Answer) {
 			t.Fatalf("receipt %+v", rec)
 		}
-		// Its sentences were quoted, not checked: no checks.
-		if string(rec.Checks) != "[]" {
-			t.Errorf("extractive receipt checks %s, want []", rec.Checks)
-		}
+		// Its checks are the sentences quoted (checkReceiptSentences).
+		f.checkReceiptSentences(t, r)
 		for i, p := range ps {
 			sum := sha256.Sum256([]byte(r.Answer[i].Text))
 			if p.Ref != r.Answer[i].Ref || p.Text != r.Answer[i].Text || p.SHA256 != hex.EncodeToString(sum[:]) {

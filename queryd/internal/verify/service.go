@@ -312,9 +312,10 @@ type ReceiptResponse struct {
 	Draft     string              `json:"draft"`
 	Passages  []ReceiptPassageNow `json:"passages"`
 	Checked   int                 `json:"checked"`
-	// Checks are the quotes and facts checked, in the draft's order; empty
-	// for an extractive answer and for a receipt issued before they were
-	// kept.
+	// Checks are the quotes and facts checked, in the draft's order; for
+	// an extractive answer, its sentences (kind "sentence", each the whole
+	// of its passage; the draft is then the question); empty for a receipt
+	// issued before they were kept.
 	Checks    []ReceiptCheck `json:"checks"`
 	Unchecked []string       `json:"unchecked_sentences,omitempty"`
 }
