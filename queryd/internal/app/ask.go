@@ -139,7 +139,7 @@ func askVerb(ctx context.Context, args []string, getenv func(string) string, std
 	// The command line records no interaction (nobody can rate it later),
 	// but an extractive answer gets its receipt, which `queryd receipt`
 	// shows.
-	receipts, err := store.OpenLedger(ctx, cfg.DatabaseURL, store.WithCheck(roleCheck(cfg.AllowOwner, nil)))
+	receipts, err := store.OpenLedger(ctx, cfg.DatabaseURL, store.WithCheck(roleCheck(cfg.AllowOwner, nil)), cfg.receiptKeyOption(nil))
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/stratakb/stratakb/queryd/internal/rewrite"
 	searchpkg "github.com/stratakb/stratakb/queryd/internal/search"
 	"github.com/stratakb/stratakb/queryd/internal/server"
+	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
 // Query rewrite providers (QUERY_REWRITE_PROVIDER).
@@ -55,6 +57,11 @@ type Config struct {
 	// as a role that can change documents (a superuser, the schema's owner,
 	// or one granted writes on the document tables).
 	AllowOwner bool
+	// ReceiptKeyFile is QUERYD_RECEIPT_KEY_FILE: the Ed25519 key receipts
+	// are signed with, created on first use (default
+	// var/secrets/receipt-ed25519.key under STRATA_HOME or the working
+	// directory).
+	ReceiptKeyFile string
 	LogLevel   slog.Level // LOG_LEVEL
 	// Server is the serving side: QUERYD_ADDR, the tokens, the limits and
 	// LEARNING_STORE_RAW_QUERIES (Server.RawQueries).
@@ -138,6 +145,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.DatabaseURL = u
 	c.ReadDatabaseURL = config.QuerydReadDatabaseURL(getenv, c.DatabaseURL)
 	r.Bool("QUERYD_ALLOW_OWNER", &c.AllowOwner)
+	c.ReceiptKeyFile = receiptKeyPath(getenv)
+	r.String("QUERYD_RECEIPT_KEY_FILE", &c.ReceiptKeyFile)
 	c.LogLevel, err = config.LogLevel(getenv)
 	r.Add(err)
 	c.Server, err = server.LoadConfig(getenv)
@@ -366,4 +375,28 @@ func (c Config) rewriteConfig() rewrite.Config {
 		rc.APIKey = rw.AnthropicAPIKey
 	}
 	return rc
+}
+
+// receiptKeyPath is the receipt key's default path: var/secrets under
+// STRATA_HOME, else the working directory, as var/db.env is found.
+func receiptKeyPath(getenv func(string) string) string {
+	home := getenv("STRATA_HOME")
+	if home == "" {
+		home = "."
+	}
+	return filepath.Join(home, "var", "secrets", "receipt-ed25519.key")
+}
+
+// receiptKeyOption loads (or creates) the receipt key for a ledger. When it
+// cannot, receipts are issued unsigned and opening one says the signature
+// was not checked; the error is logged, not fatal.
+func (c Config) receiptKeyOption(log *slog.Logger) store.Option {
+	k, err := store.LoadReceiptKey(c.ReceiptKeyFile)
+	if err != nil {
+		if log != nil {
+			log.Warn("receipts are issued unsigned", "error", err.Error())
+		}
+		return store.WithReceiptKey(nil)
+	}
+	return store.WithReceiptKey(k)
 }

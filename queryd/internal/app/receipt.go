@@ -45,7 +45,7 @@ func receiptVerb(ctx context.Context, args []string, getenv func(string) string,
 		return err
 	}
 	defer corpus.Close()
-	ledger, err := store.OpenLedger(ctx, cfg.DatabaseURL, store.WithCheck(roleCheck(cfg.AllowOwner, nil)))
+	ledger, err := store.OpenLedger(ctx, cfg.DatabaseURL, store.WithCheck(roleCheck(cfg.AllowOwner, nil)), cfg.receiptKeyOption(nil))
 	if err != nil {
 		return err
 	}
@@ -68,6 +68,12 @@ func receiptVerb(ctx context.Context, args []string, getenv func(string) string,
 func renderReceipt(w io.Writer, r *verify.ReceiptResponse) {
 	extractive := isExtractive(r)
 	fmt.Fprintf(w, "Receipt %s\nIssued %s by %s\n", r.ReceiptID, r.CreatedAt, r.Tool)
+	sig := r.Signature
+	fmt.Fprintf(w, "Signature: %s", sig.Message)
+	if sig.KeyID != "" {
+		fmt.Fprintf(w, " (%s, key %s)", sig.Algorithm, sig.KeyID)
+	}
+	fmt.Fprintln(w)
 	if extractive {
 		fmt.Fprintf(w, "Answer: %s, %d sentences quoted word for word from the documents\n\nQuestion:\n", r.Status, r.Checked)
 	} else {

@@ -58,7 +58,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		return fmt.Errorf("configuration: QUERYD_READ_DATABASE_URL or QUERYD_DATABASE_URL: %w", err)
 	}
 	defer corpus.Close()
-	ledger, err := store.NewLedger(cfg.DatabaseURL, check)
+	ledger, err := store.NewLedger(cfg.DatabaseURL, check, cfg.receiptKeyOption(log))
 	if err != nil {
 		return fmt.Errorf("configuration: QUERYD_DATABASE_URL: %w", err)
 	}

@@ -10,7 +10,10 @@ import (
 // feedback and receipts later. It connects to the primary with ordinary
 // read-write transactions; the queryd role may insert into the ledger tables
 // and read them, and nothing else (schema/migrations/0011_interactions.sql).
-type Ledger struct{ *handle }
+type Ledger struct {
+	*handle
+	receiptKey *ReceiptKey // nil: receipts are issued unsigned
+}
 
 // LedgerTables are the tables queryd may insert into, in the strata schema.
 // queryd's start-up role check accepts INSERT on these and on no other.
@@ -23,7 +26,11 @@ func NewLedger(url string, opts ...Option) (*Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Ledger{h}, nil
+	o := openOptions{}
+	for _, fn := range opts {
+		fn(&o)
+	}
+	return &Ledger{handle: h, receiptKey: o.receiptKey}, nil
 }
 
 // OpenLedger is NewLedger, then a Ping.

@@ -31,6 +31,12 @@ type ReceiptRecord struct {
 	// was found; [] for an extractive answer's receipt and for receipts
 	// issued before checks were kept (migration 0018).
 	Checks json.RawMessage
+	// Signature and KeyID are the Ed25519 signature over ReceiptCanonical
+	// and the id of the key that made it; empty when unsigned.
+	Signature, KeyID string
+	// SignatureState is Receipt's check of the signature (Signature*);
+	// PublicKey is the ledger's key (base64) when it made the signature.
+	SignatureState, PublicKey string
 }
 
 // receiptIDRe is a receipt id: rcpt_ and 128 random bits, so an id cannot
@@ -59,10 +65,19 @@ func (l *Ledger) IssueReceipt(ctx context.Context, r ReceiptRecord) (string, err
 	if len(r.Checks) == 0 {
 		r.Checks = json.RawMessage(`[]`)
 	}
+	r.ID = id
+	var sig, keyID *string
+	if k := l.receiptKey; k != nil {
+		s, err := k.sign(r)
+		if err != nil {
+			return "", fmt.Errorf("issue receipt: sign: %w", err)
+		}
+		sig, keyID = &s, &k.ID
+	}
 	var got string
-	err := l.db.QueryRow(ctx, `INSERT INTO strata.receipts (id, caller, tool, status, draft, passages, checked, unchecked, checks)
-		VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb) RETURNING id`,
-		id, r.Caller, r.Tool, r.Status, r.Draft, string(r.Passages), r.Checked, string(r.Unchecked), string(r.Checks)).Scan(&got)
+	err := l.db.QueryRow(ctx, `INSERT INTO strata.receipts (id, caller, tool, status, draft, passages, checked, unchecked, checks, signature, key_id)
+		VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7, $8::jsonb, $9::jsonb, $10, $11) RETURNING id`,
+		id, r.Caller, r.Tool, r.Status, r.Draft, string(r.Passages), r.Checked, string(r.Unchecked), string(r.Checks), sig, keyID).Scan(&got)
 	if err != nil {
 		return "", fmt.Errorf("issue receipt: %w", err)
 	}
@@ -75,9 +90,10 @@ func (l *Ledger) IssueReceipt(ctx context.Context, r ReceiptRecord) (string, err
 func (l *Ledger) Receipt(ctx context.Context, id string) (ReceiptRecord, error) {
 	var r ReceiptRecord
 	var passages, unchecked, checks string
-	err := l.db.QueryRow(ctx, `SELECT id, created_at, caller, tool, status, draft, passages::text, checked, unchecked::text, checks::text
+	err := l.db.QueryRow(ctx, `SELECT id, created_at, caller, tool, status, draft, passages::text, checked, unchecked::text, checks::text,
+		coalesce(signature, ''), coalesce(key_id, '')
 		FROM strata.receipts WHERE id = $1`, id).Scan(&r.ID, &r.CreatedAt, &r.Caller, &r.Tool, &r.Status, &r.Draft,
-		&passages, &r.Checked, &unchecked, &checks)
+		&passages, &r.Checked, &unchecked, &checks, &r.Signature, &r.KeyID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return r, ErrNoReceipt
 	}
@@ -85,5 +101,9 @@ func (l *Ledger) Receipt(ctx context.Context, id string) (ReceiptRecord, error) 
 		return r, fmt.Errorf("read receipt: %w", err)
 	}
 	r.Passages, r.Unchecked, r.Checks = json.RawMessage(passages), json.RawMessage(unchecked), json.RawMessage(checks)
+	r.SignatureState = l.receiptKey.check(r)
+	if k := l.receiptKey; k != nil && r.KeyID == k.ID {
+		r.PublicKey = k.PublicKey()
+	}
 	return r, nil
 }

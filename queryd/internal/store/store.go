@@ -42,14 +42,19 @@ type Check func(ctx context.Context, q Querier) error
 type Option func(*openOptions)
 
 type openOptions struct {
-	check Check
-	dial  pgconn.DialFunc // tests count dials with it
+	check      Check
+	dial       pgconn.DialFunc // tests count dials with it
+	receiptKey *ReceiptKey     // signs and checks receipts (a ledger's)
 }
 
 // WithCheck adds a start check after the schema version's (queryd checks
 // its database role with it). An error without a qerr kind is reported as
 // unavailable.
 func WithCheck(c Check) Option { return func(o *openOptions) { o.check = c } }
+
+// WithReceiptKey makes a ledger sign the receipts it issues and check the
+// signatures of those it reads.
+func WithReceiptKey(k *ReceiptKey) Option { return func(o *openOptions) { o.receiptKey = k } }
 
 // defaultConnectTimeout bounds a connection attempt when the URL sets no
 // connect_timeout: an address that drops packets must not hold a request

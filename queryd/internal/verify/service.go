@@ -318,6 +318,42 @@ type ReceiptResponse struct {
 	// issued before they were kept.
 	Checks    []ReceiptCheck `json:"checks"`
 	Unchecked []string       `json:"unchecked_sentences,omitempty"`
+	// Signature is what opening the receipt found of its signature.
+	Signature ReceiptSignature `json:"signature"`
+}
+
+// ReceiptSignature is a receipt's Ed25519 signature and whether it holds
+// (docs/ask.md, "Signed receipts").
+type ReceiptSignature struct {
+	// State is valid, invalid, unknown_key, unsigned or not_checked.
+	State string `json:"state"`
+	// Holds is true only for valid: this server issued the receipt and
+	// nothing in it changed since.
+	Holds bool `json:"holds"`
+	// Algorithm, KeyID and Value are the signature; PublicKey (base64) is
+	// this server's key when it made it, for a third party to check with.
+	Algorithm string `json:"algorithm,omitempty"`
+	KeyID     string `json:"key_id,omitempty"`
+	Value     string `json:"value,omitempty"`
+	PublicKey string `json:"public_key,omitempty"`
+	Message   string `json:"message"`
+}
+
+var signatureMessages = map[string]string{
+	store.SignatureValid:      "The signature holds: this server issued the receipt, and nothing in it changed since.",
+	store.SignatureInvalid:    "The signature does NOT hold: the receipt was changed after it was issued. Do not rely on it.",
+	store.SignatureUnknownKey: "The receipt is signed with a key this server does not hold, so it cannot vouch for it. Do not rely on it.",
+	store.SignatureUnsigned:   "The receipt carries no signature: it was written by hand or issued before receipts were signed. Do not rely on it.",
+	store.SignatureNoKey:      "This server holds no receipt key, so the signature was not checked.",
+}
+
+func receiptSignature(r store.ReceiptRecord) ReceiptSignature {
+	s := ReceiptSignature{State: r.SignatureState, Holds: r.SignatureState == store.SignatureValid,
+		KeyID: r.KeyID, Value: r.Signature, PublicKey: r.PublicKey, Message: signatureMessages[r.SignatureState]}
+	if r.Signature != "" {
+		s.Algorithm = "ed25519"
+	}
+	return s
 }
 
 // GetReceipt reads a receipt and checks each passage against the stored
@@ -337,7 +373,7 @@ func (v *Verifier) GetReceipt(ctx context.Context, req ReceiptRequest) (*Receipt
 		return nil, store.CallerError(ctx, err, "read the receipt")
 	}
 	resp := &ReceiptResponse{ReceiptID: r.ID, CreatedAt: r.CreatedAt.UTC().Format(time.RFC3339), Tool: r.Tool,
-		Status: r.Status, Draft: r.Draft, Checked: r.Checked}
+		Status: r.Status, Draft: r.Draft, Checked: r.Checked, Signature: receiptSignature(r)}
 	var ps []ReceiptPassage
 	if err := json.Unmarshal(r.Passages, &ps); err != nil {
 		return nil, fmt.Errorf("receipt %s: passages: %w", r.ID, err)
