@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -61,8 +62,9 @@ type Config struct {
 	// are signed with, created on first use (default
 	// var/secrets/receipt-ed25519.key under STRATA_HOME or the working
 	// directory).
-	ReceiptKeyFile string
-	LogLevel   slog.Level // LOG_LEVEL
+	ReceiptKeyFile    string
+	receiptKeyDefault string     // the default path, used when ReceiptKeyFile is empty
+	LogLevel          slog.Level // LOG_LEVEL
 	// Server is the serving side: QUERYD_ADDR, the tokens, the limits and
 	// LEARNING_STORE_RAW_QUERIES (Server.RawQueries).
 	Server server.Config
@@ -145,8 +147,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.DatabaseURL = u
 	c.ReadDatabaseURL = config.QuerydReadDatabaseURL(getenv, c.DatabaseURL)
 	r.Bool("QUERYD_ALLOW_OWNER", &c.AllowOwner)
-	c.ReceiptKeyFile = receiptKeyPath(getenv)
 	r.String("QUERYD_RECEIPT_KEY_FILE", &c.ReceiptKeyFile)
+	c.receiptKeyDefault = receiptKeyPath(getenv)
 	c.LogLevel, err = config.LogLevel(getenv)
 	r.Add(err)
 	c.Server, err = server.LoadConfig(getenv)
@@ -390,8 +392,22 @@ func receiptKeyPath(getenv func(string) string) string {
 // receiptKeyOption loads (or creates) the receipt key for a ledger. When it
 // cannot, receipts are issued unsigned and opening one says the signature
 // was not checked; the error is logged, not fatal.
+//
+// Without QUERYD_RECEIPT_KEY_FILE the default key is created only where a
+// var/ folder already is (a set-up installation), so a queryd started in
+// another folder does not leave a key there.
 func (c Config) receiptKeyOption(log *slog.Logger) store.Option {
-	k, err := store.LoadReceiptKey(c.ReceiptKeyFile)
+	path := c.ReceiptKeyFile
+	if path == "" {
+		path = c.receiptKeyDefault
+		if _, err := os.Stat(filepath.Dir(filepath.Dir(path))); err != nil {
+			if log != nil {
+				log.Warn("receipts are issued unsigned: no var/ folder here for the receipt key (set QUERYD_RECEIPT_KEY_FILE or STRATA_HOME)")
+			}
+			return store.WithReceiptKey(nil)
+		}
+	}
+	k, err := store.LoadReceiptKey(path)
 	if err != nil {
 		if log != nil {
 			log.Warn("receipts are issued unsigned", "error", err.Error())
