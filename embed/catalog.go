@@ -62,12 +62,6 @@ func Catalog() []CatalogEntry {
 	return out
 }
 
-// LookupCatalog returns the catalogue entry of a local model name.
-func LookupCatalog(name string) (CatalogEntry, bool) {
-	e, ok := catalog[name]
-	return e, ok
-}
-
 // KnownLocalModel reports whether name is a local model StrataKB knows how
 // to run without further configuration: USE-lite or a catalogue model.
 func KnownLocalModel(name string) bool {

@@ -67,7 +67,7 @@ func TestConfigLocalModelChoice(t *testing.T) {
 }
 
 func TestCatalogRows(t *testing.T) {
-	if _, ok := LookupCatalog(DefaultLocalModel); !ok {
+	if _, ok := catalog[DefaultLocalModel]; !ok {
 		t.Fatalf("the default model %s is not in models.tsv", DefaultLocalModel)
 	}
 	for _, e := range Catalog() {

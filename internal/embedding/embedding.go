@@ -43,7 +43,8 @@ func Lazy(cfg embed.Config, logger *slog.Logger, onFail func(error)) (embed.Embe
 		return nil, err
 	}
 	info := embed.ModelInfo{Name: lm.vectorName(), Dims: lm.dims()}
-	return embed.NewLazy(info, func() (embed.Embedder, error) { return Load(cfg, logger) }, onFail), nil
+	load := func(c embed.Config) (embed.Embedder, error) { return loadModel(c, lm) }
+	return embed.NewLazy(info, func() (embed.Embedder, error) { return embed.New(cfg, logger, load) }, onFail), nil
 }
 
 func loadLocal(c embed.Config) (embed.Embedder, error) {
@@ -51,6 +52,11 @@ func loadLocal(c embed.Config) (embed.Embedder, error) {
 	if err != nil {
 		return nil, err
 	}
+	return loadModel(c, lm)
+}
+
+// loadModel loads the resolved local model lm with c's library and threads.
+func loadModel(c embed.Config, lm localModel) (embed.Embedder, error) {
 	if lm.useLite {
 		m, err := uselite.Load(uselite.Config{ModelDir: lm.dir, LibraryPath: c.LibraryPath,
 			IntraOpThreads: c.IntraOpThreads, BatchSize: c.BatchSize})

@@ -39,9 +39,6 @@ func NewSet(cfg embed.Config, logger *slog.Logger, def embed.Embedder) *Set {
 	return &Set{cfg: cfg, logger: logger, def: def, others: map[string]embed.Embedder{}}
 }
 
-// Default returns the configured embedder, nil when it is unavailable.
-func (s *Set) Default() embed.Embedder { return s.def }
-
 // LocalNameOf returns the local model (an EMBEDDING_MODEL value) whose
 // vectors are stored under vectorName, and false for any other name.
 func LocalNameOf(vectorName string) (string, bool) {

@@ -75,7 +75,7 @@ func (e *env) reembed(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	old := l.LayerModel("")
+	old := l.EmbeddingModel
 	if err := jobs.SetLayerModel(ctx, e.pool, l.ID, target); err != nil {
 		return err
 	}

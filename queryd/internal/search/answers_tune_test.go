@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/eval/answers"
 	"github.com/stratakb/stratakb/internal/testenv"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
@@ -32,24 +33,13 @@ func TestTuneAnswers(t *testing.T) {
 	if split == "" || split == "both" {
 		split = "train"
 	}
-	evalDir := filepath.Join(testenv.RepoRoot(t), "eval", "answers")
-	all, err := answers.LoadQuestions(filepath.Join(evalDir, "questions.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	all, emb, st := tuneAnswersSetup(t)
 	var qs []answers.Question
 	for _, q := range all {
 		if q.Split == split {
 			qs = append(qs, q)
 		}
 	}
-	emb := loadUSELite(t)
-	_, url := poolFromEnv(t, "STRATA_EVAL_DATABASE_URL")
-	st, err := store.OpenCorpus(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
 	ctx := context.Background()
 	// Each cell is discount,context[,clause words weight]; by default the
 	// defaults.
@@ -158,6 +148,27 @@ func logMarks(t *testing.T, runs []answersRun) {
 	t.Logf("mark minimising the sum of both error rates: %.2f (sum %.2f)", best, bestErr)
 }
 
+// tuneAnswersSetup is what the tuning tests read: the answer set's
+// questions, the evaluation's model (STRATA_EVAL_MODEL, the model
+// TestEvalAnswers embedded the layers with) and the store over
+// STRATA_EVAL_DATABASE_URL.
+func tuneAnswersSetup(t *testing.T) ([]answers.Question, embed.Embedder, *store.Corpus) {
+	t.Helper()
+	evalDir := filepath.Join(testenv.RepoRoot(t), "eval", "answers")
+	all, err := answers.LoadQuestions(filepath.Join(evalDir, "questions.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	emb := loadEvalModel(t)
+	_, url := poolFromEnv(t, "STRATA_EVAL_DATABASE_URL")
+	st, err := store.OpenCorpus(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	return all, emb, st
+}
+
 // markErr is one candidate medium mark's errors on a set of runs: the share
 // of unanswerable questions whose best similarity reaches it, and of
 // answerable ones with the right passage first that fall below it.
@@ -251,18 +262,7 @@ func TestTuneSimilarityContrast(t *testing.T) {
 	if os.Getenv("STRATA_EVAL") != "1" || os.Getenv("STRATA_EVAL_TUNE") != "1" {
 		t.Skip("set STRATA_EVAL=1 STRATA_EVAL_TUNE=1")
 	}
-	evalDir := filepath.Join(testenv.RepoRoot(t), "eval", "answers")
-	all, err := answers.LoadQuestions(filepath.Join(evalDir, "questions.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	emb := loadEvalModel(t)
-	_, url := poolFromEnv(t, "STRATA_EVAL_DATABASE_URL")
-	st, err := store.OpenCorpus(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
+	all, emb, st := tuneAnswersSetup(t)
 	ctx := context.Background()
 	layers, err := st.Layers(ctx)
 	if err != nil {
