@@ -255,6 +255,8 @@ func TestEvalAskAnswers(t *testing.T) {
 		fmt.Printf("  %.2f train: %s\n       test:  %s\n", med, measureAsk(train, high, med), measureAsk(test, high, med))
 	}
 
+	logAskLOCO(train, high)
+
 	for _, split := range []string{"train", "test"} {
 		for _, mode := range []string{"named", "routed"} {
 			reportAsk(split, mode, runs[split][mode], high, medium)
@@ -334,6 +336,40 @@ func askOne(t *testing.T, a *ask.Asker, q answers.Question, layers []string, hig
 		r.capped = r.status
 	}
 	return r
+}
+
+// logAskLOCO checks the rule that chooses strata_ask's medium mark (the
+// lowest, in steps of 0.05, that keeps the unanswerable questions
+// not_found at 0.85 or more; lrank.MeasuredMarks) leaving one corpus out:
+// the mark is chosen on the train answers of the other layers and measured
+// on the layer left out (simulated, like the grid above).
+func logAskLOCO(train []askRun, high float64) {
+	byLayer := map[string][]askRun{}
+	for _, r := range train {
+		byLayer[r.q.Layer] = append(byLayer[r.q.Layer], r)
+	}
+	layers := make([]string, 0, len(byLayer))
+	for l := range byLayer {
+		layers = append(layers, l)
+	}
+	sort.Strings(layers)
+	fmt.Printf("\nthe medium mark's rule, leave one corpus out (train, named and routed, simulated):\n")
+	for _, out := range layers {
+		var rest []askRun
+		for _, l := range layers {
+			if l != out {
+				rest = append(rest, byLayer[l]...)
+			}
+		}
+		mark := 0.60
+		for m := 20; m <= 60; m += 5 {
+			if measureAsk(rest, high, float64(m)/100).unansNotFound >= 0.85 {
+				mark = float64(m) / 100
+				break
+			}
+		}
+		fmt.Printf("  %-10s mark %.2f: %s\n", out, mark, measureAsk(byLayer[out], high, mark))
+	}
 }
 
 // askMeasure is the three figures over a set of answers.
