@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/stratakb/stratakb/jobs"
 	"github.com/stratakb/stratakb/parsers"
 	"github.com/stratakb/stratakb/schema"
@@ -32,10 +34,31 @@ const (
 	KindContract     = "contract"
 	KindTable        = "table"
 	KindUnanswerable = "unanswerable"
+	// KindNamesDoc names one document of the layer by its number ("PEP
+	// 380", "RFC 4180") or its title and asks what that document answers.
+	KindNamesDoc = "names_doc"
+	// KindNearMiss is unanswerable, written in the layer's own words: every
+	// content word of the question occurs somewhere in the layer.
+	KindNearMiss = "near_miss"
+	// KindMissingSection is unanswerable: it names a section, clause,
+	// annex or appendix that the document it names (or, naming none, every
+	// document of the layer) does not have.
+	KindMissingSection = "missing_section"
 )
 
 // Kinds lists the kinds in the order reports print them.
-var Kinds = []string{KindExact, KindLexical, KindParaphrase, KindCode, KindContract, KindTable, KindUnanswerable}
+var Kinds = []string{KindExact, KindLexical, KindParaphrase, KindCode, KindContract, KindTable, KindNamesDoc,
+	KindUnanswerable, KindNearMiss, KindMissingSection}
+
+// Unanswerable reports whether no document of the layer answers the
+// question: the kinds unanswerable, near_miss and missing_section.
+func (q Question) Unanswerable() bool {
+	switch q.Kind {
+	case KindUnanswerable, KindNearMiss, KindMissingSection:
+		return true
+	}
+	return false
+}
 
 // Gold is one passage that answers a question.
 type Gold struct {
@@ -62,6 +85,12 @@ type Question struct {
 	// Empty means: every content word of the question.
 	Terms []string `json:"terms,omitempty"`
 	Note  string   `json:"note,omitempty"`
+	// SectionRef, for a missing_section question, is the section as the
+	// question writes it ("section 8.7", "Appendix F"); Doc is the file the
+	// question names, relative to the layer's root (empty when it names
+	// only the layer).
+	SectionRef string `json:"section_ref,omitempty"`
+	Doc        string `json:"doc,omitempty"`
 }
 
 // Layer is one entry of layers.json: a layer as a user would add it.
@@ -145,11 +174,11 @@ func (l Layer) Files(evalDir, corporaDir string) ([]string, error) {
 	return out, nil
 }
 
-// included matches rel against the include globs; layers.json uses literal
-// file names and simple "*.ext" globs only.
+// included matches rel against the include globs as ingestd does
+// (doublestar: "pages/**/*.md").
 func included(globs []string, rel string) bool {
 	for _, g := range globs {
-		if ok, _ := filepath.Match(g, rel); ok {
+		if ok, _ := doublestar.Match(g, rel); ok {
 			return true
 		}
 	}
