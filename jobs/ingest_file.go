@@ -19,6 +19,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/stratakb/stratakb/schema"
+	"github.com/stratakb/stratakb/structure"
 )
 
 // IngestFileArgs asks for one file of a layer to be parsed and stored.
@@ -276,18 +277,19 @@ func storeDocument(ctx context.Context, pool *pgxpool.Pool, layerID int64, rel s
 		var docID int64
 		err := tx.QueryRow(ctx, `
 			INSERT INTO strata.documents (layer_id, path, size, mtime, sha256, status, error, warnings, format,
-				title, body, body_start, doc_date, date_source, supersedes, meta, total_pages, chunker_version, parsed_at)
-			VALUES ($1, $2, $3, $4, $5, $17, NULL, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, now())
+				title, body, body_start, doc_date, date_source, supersedes, meta, total_pages, chunker_version, parsed_at, identity)
+			VALUES ($1, $2, $3, $4, $5, $17, NULL, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, now(), $18)
 			ON CONFLICT (layer_id, path) DO UPDATE SET size = EXCLUDED.size, mtime = EXCLUDED.mtime,
 				sha256 = EXCLUDED.sha256, status = EXCLUDED.status, error = NULL, warnings = EXCLUDED.warnings,
 				format = EXCLUDED.format, title = EXCLUDED.title, body = EXCLUDED.body,
 				body_start = EXCLUDED.body_start, doc_date = EXCLUDED.doc_date,
 				date_source = EXCLUDED.date_source, supersedes = EXCLUDED.supersedes, meta = EXCLUDED.meta,
-				total_pages = EXCLUDED.total_pages, chunker_version = EXCLUDED.chunker_version, parsed_at = now()
+				total_pages = EXCLUDED.total_pages, chunker_version = EXCLUDED.chunker_version, parsed_at = now(),
+				identity = EXCLUDED.identity
 			RETURNING id`,
 			layerID, rel, facts.size, truncMicro(facts.mtime), facts.sha, nonNil(doc.Warnings), doc.Format,
 			doc.Title, doc.Text, doc.BodyStart, date, dateSource, nonNil(doc.Supersedes), meta, totalPages,
-			p.Version, schema.DocOK).Scan(&docID)
+			p.Version, schema.DocOK, nonNil(structure.DocumentKeys(rel, doc.Title, doc.Meta, doc.Text))).Scan(&docID)
 		if err != nil {
 			return fmt.Errorf("save document: %w", err)
 		}

@@ -34,6 +34,9 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := migrate.Migrate(ctx, pool); err != nil {
 		return err
 	}
+	if _, err := BackfillIdentity(ctx, pool); err != nil {
+		return fmt.Errorf("documents' identity (migration 0023): %w", err)
+	}
 	return nil
 }
 

@@ -87,6 +87,9 @@ type Documents interface {
 	// ChunksMatching returns the chunks of the documents that match any of
 	// the case-insensitive patterns, by document then position.
 	ChunksMatching(ctx context.Context, ids []int64, patterns []string, limit int) ([]store.Hit, error)
+	// NameShares returns, for each name, the share of the layers'
+	// passages that may hold it.
+	NameShares(ctx context.Context, names []string, layerIDs []int64) ([]float64, error)
 }
 
 // Options configure an Asker. Engine and Docs are required.
@@ -218,9 +221,9 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 	}
 	layers, d := named, route.Decision{}
 	if len(named) == 0 {
-		d = route.DecideWith(req.Question, all, a.affinities(ctx, req.Question), snap.LayerWords(ctx, req.Question, all, func(err error) {
-			a.log.Warn("layer_words_unavailable", "err", err.Error())
-		}))
+		if d, err = a.route(ctx, snap, req.Question, all); err != nil {
+			return nil, err
+		}
 		layers = all
 		if d.Routed {
 			layers = d.Layers
@@ -250,7 +253,10 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 	var fallback *RoutingFallback
 	routedLayers := map[string]bool{}
 	if d.Routed {
-		exactInRouted := len(p.first.Sections) > 0
+		// A section the question names that the routed layers (or the
+		// document it names) do not have is not looked for elsewhere:
+		// another document's section of that number is not the answer.
+		exactInRouted := len(p.first.Sections) > 0 || sectionMissing(p.first.Exact)
 		reason := route.Fallback(route.Outcome{Found: len(p.candidates), Wanted: req.TopK,
 			Low: p.best < p.med, Judged: p.basis != "" && (p.basis == "rerank" || p.first.SimilarityAvailable)})
 		if reason != "" && !exactInRouted {
@@ -376,6 +382,7 @@ func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request
 			for i, j := range idx {
 				cs[i], ss[i] = merged[j], scores[j]
 			}
+			namedFirst(outs[0].Named, cs, ss)
 			p.candidates, p.rerank = cs, ss
 		}
 	}
@@ -617,6 +624,7 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 	}
 	var notes []string
 	status, notes = report.Apply(status)
+	notes = append(notes, p.first.Exact.MissingNotes...)
 
 	if req.Mode == ModeGrounded && mode == ModeExtractive && len(resp.Passages) > 0 {
 		notes = append(notes, "The answer stays extractive: a returned passage comes from a layer whose answer mode is extractive, which mode grounded cannot loosen.")
@@ -650,10 +658,19 @@ func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *
 			sources = append(sources, NameSource{Text: resp.Passages[len(resp.Passages)-1].Text, File: resp.Passages[len(resp.Passages)-1].Citation.File})
 		}
 	}
-	nc := CheckNames(status, Names(req.Question), sources, report.Returned(), mode == ModeGrounded)
+	names, err := a.distinctiveNames(ctx, Names(req.Question), layers)
+	if err != nil {
+		return nil, err
+	}
+	nc := CheckNames(status, names, sources, report.Returned(), mode == ModeGrounded)
 	status = nc.Status
 	if nc.Note != "" {
 		notes = append(notes, nc.Note)
+	}
+	if sectionMissing(p.first.Exact) && !report.Returned() {
+		// The question names a section that is not there (the notes say
+		// what is): whatever the passages say, they are not it.
+		status = NotFound
 	}
 	if namesNote != "" {
 		notes = append(notes, namesNote)

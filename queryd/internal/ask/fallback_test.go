@@ -20,11 +20,13 @@ import (
 // more of the question's words; those follow, marked as outside routing.
 // Before, the search over every layer replaced the routed results and the
 // tariff came after the notices (on the answer set, past the ten the
-// answer reads, so the answer was not_found).
+// answer reads, so the answer was not_found). The tariff's title is not
+// what the question calls it, so it is not a document the question names
+// (named.go), which would bring it first on its own.
 func TestFallbackKeepsTheRoutedResults(t *testing.T) {
 	pool, url := dbtest.NewPool(t)
 	tariffs := writeFolder(t, "tariffs", map[string]string{
-		"parcel-tariff.md": "# Parcel tariff\n\nZone Z1, same city: 4.20 EUR. Zone Z2, same country: 6.90 EUR.\n",
+		"parcel-tariff.md": "# Parcel tariff 2026\n\nZone Z1, same city: 4.20 EUR. Zone Z2, same country: 6.90 EUR.\n",
 	})
 	notices := map[string]string{}
 	for i := range 20 {

@@ -50,6 +50,9 @@ var (
 	numberedRe = regexp.MustCompile(`([A-Za-z]{2,6}) ([0-9]{1,6})`)
 	// A word, a space, then one capital and one or two digits: "zone Z9".
 	shortCodeRe = regexp.MustCompile(`([A-Za-z]+) ([A-Z][0-9]{1,2})\b`)
+	// A word, a space, then two to eight capitals or digits with a capital
+	// first: "code XOF", "status RJCT", "currency NOK".
+	capsCodeRe = regexp.MustCompile(`([A-Za-z]+) ([A-Z][A-Z0-9]{1,7})\b`)
 	// v1.2, 3.11.4: versions, not names.
 	versionRe = regexp.MustCompile(`^[vV]?[0-9]+(?:\.[0-9]+)+$`)
 )
@@ -61,6 +64,7 @@ var identifierWords = map[string]bool{
 	"zone": true, "code": true, "class": true, "grade": true, "tier": true, "band": true,
 	"category": true, "type": true, "model": true, "form": true, "status": true, "plan": true,
 	"area": true, "region": true, "item": true, "unit": true, "gate": true, "route": true,
+	"codes": true, "currency": true, "country": true, "language": true,
 }
 
 // seriesWords are document series people write in lower case too ("pep 8",
@@ -244,6 +248,16 @@ func Names(q string) []Name {
 	for _, m := range shortCodeRe.FindAllStringSubmatchIndex(q, -1) {
 		if identifierWords[strings.ToLower(q[m[2]:m[3]])] {
 			add(m[4], m[5])
+		}
+	}
+	// "currency code XQZ", "status RJCT": a code in capitals where the
+	// word before it says a code follows (not in a question written in
+	// capitals, where every word is).
+	if !shouting {
+		for _, m := range capsCodeRe.FindAllStringSubmatchIndex(q, -1) {
+			if identifierWords[strings.ToLower(q[m[2]:m[3]])] {
+				add(m[4], m[5])
+			}
 		}
 	}
 	for _, m := range numberedRe.FindAllStringSubmatchIndex(q, -1) {

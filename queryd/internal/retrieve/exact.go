@@ -75,8 +75,15 @@ type ExactLookup struct {
 	NotReturned int
 	// Missing are the explicit references ("Article 99", "§ 4", not a
 	// bare number) that were looked up and matched no section of the
-	// layers searched, as written.
-	Missing []string
+	// layers searched, as written (in the named documents only, when the
+	// query names documents); MissingNotes say for each where it was
+	// looked for and what is there (missing.go).
+	// MissingDecided is false when the place looked in has no numbered
+	// sections at all, so the references cannot be said to be missing.
+	Missing        []string
+	MissingNotes   []string
+	MissingDecided bool
+	missingKinds   []string
 }
 
 // exactSections looks up the sections the query names in the layers. It
@@ -85,7 +92,7 @@ type ExactLookup struct {
 // question points to first (orderByDocument), then by file path, and how
 // the lookup went; the caller keeps the first ExactLookup.Limit, so a
 // later reference never pushes out an earlier one's sections.
-func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactLookup, error) {
+func (r *Run) exactSections(ctx context.Context, ids []int64, named []NamedDoc) ([]Section, ExactLookup, error) {
 	refs := structure.ParseReferences(r.q.Text)
 	if len(refs) == 0 {
 		return nil, ExactLookup{}, nil
@@ -103,7 +110,7 @@ func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactL
 	refIndex := map[int64]int{}
 	seen := map[int64]bool{}
 	limitHit := false
-	var missing []string
+	var missing, missingKinds []string
 	for ri, ref := range lookup {
 		keys := ref.Keys()
 		if len(keys) == 0 {
@@ -114,7 +121,9 @@ func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactL
 			limitHit = true
 			break
 		}
-		secs, err := r.e.store.SectionsByKeys(ctx, keys, ids, r.q.Filter, room)
+		// A section of a document the query names is looked up in that
+		// document only: "section 4.1 of RFC 5321" is not RFC 3501's 4.1.
+		secs, err := r.e.store.SectionsByKeysIn(ctx, keys, ids, namedIDs(named), r.q.Filter, room)
 		if err != nil {
 			return nil, ExactLookup{}, err
 		}
@@ -123,6 +132,7 @@ func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactL
 		}
 		if len(secs) == 0 && ref.Explicit() {
 			missing = append(missing, ref.Raw)
+			missingKinds = append(missingKinds, ref.Kind)
 		}
 		// Per document, only the most likely kind of section counts: "clause
 		// 4" is clause 4 where a document has one, else its Section 4.
@@ -160,7 +170,7 @@ func (r *Run) exactSections(ctx context.Context, ids []int64) ([]Section, ExactL
 			Key: s.Key, Reference: which[s.ID].Raw, Weak: which[s.ID].Weak, Text: text, Cut: cut})
 	}
 	lk := ExactLookup{References: raws, LookedUp: len(lookup), Found: len(found), LimitHit: limitHit,
-		Limit: min(MaxExactResults, max(r.q.TopK, 0)), Missing: missing}
+		Limit: min(MaxExactResults, max(r.q.TopK, 0)), Missing: missing, missingKinds: missingKinds}
 	for _, ref := range skipped {
 		lk.Skipped = append(lk.Skipped, ref.Raw)
 	}

@@ -384,6 +384,9 @@ type Outcome struct {
 	// Words are the query's word lexemes; Unknown those of them that no
 	// layer of the knowledge base holds (not only the layers searched).
 	Words, Unknown []string
+	// Named are the documents of the searched layers the query names
+	// (named.go); their best passage is first among Candidates.
+	Named []NamedDoc
 }
 
 // UnknownShare is the share of the query's words no layer holds.
@@ -415,9 +418,17 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	depth := params.depth(q.TopK)
 	out := &Outcome{Layers: layers, Model: r.modelName(), Params: params}
 
-	exact, lookup, err := r.exactSections(ctx, ids)
+	named, err := NamedDocuments(ctx, st, q.Text, layers)
+	if err != nil {
+		return nil, storeErr("find the documents the query names", err)
+	}
+	out.Named = named
+	exact, lookup, err := r.exactSections(ctx, ids, named)
 	if err != nil {
 		return nil, storeErr("look up the sections the query names", err)
+	}
+	if lookup.MissingNotes, lookup.MissingDecided, err = r.missingNotes(ctx, lookup.Missing, lookup.missingKinds, named, layers); err != nil {
+		return nil, storeErr("read the named documents' sections", err)
 	}
 	// Exact sections come first but never push the result count over
 	// top_k; the rest are counted in the note unless their text comes
@@ -510,6 +521,10 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	cands = dropOverlappingExact(ctx, st, cands, exact)
 	window := judgeWindow(cands)
 	top := applyKeywordSlots(cands, lex.Hits, max(q.TopK-len(exact), 0), params.KeywordSlots, vo.ran)
+	top, namedSims, err := r.promoteNamed(ctx, top, qv, out.Model, named, max(q.TopK-len(exact), 0))
+	if err != nil {
+		return nil, storeErr("search the documents the query names", err)
+	}
 
 	want := make([]int64, len(top))
 	for i, c := range top {
@@ -522,6 +537,9 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	sims := map[int64]float64{}
 	for _, v := range vec {
 		sims[v.ChunkID] = v.Similarity
+	}
+	for id, v := range namedSims {
+		sims[id] = v
 	}
 	if qv != nil {
 		var need []int64

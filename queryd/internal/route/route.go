@@ -115,9 +115,10 @@ type Decision struct {
 // Why is what chose one layer.
 type Why struct {
 	Layer string `json:"layer"`
-	// By is "pattern", "affinity", "description" or "content" (the
-	// layer's own chunks hold the question's words far more often than
-	// the others do).
+	// By is "document" (the question names a document of the layer, its
+	// file in Pattern), "pattern", "affinity", "description" or "content"
+	// (the layer's own chunks hold the question's words far more often
+	// than the others do).
 	By string `json:"by"`
 	// Pattern is the routing pattern that matched; Words the question's
 	// words found in the description, or (affinity) the question's terms
@@ -329,4 +330,24 @@ func Fallback(o Outcome) Reason {
 		return LowConfidence
 	}
 	return ""
+}
+
+// ByDocument routes to the layers of the documents the question names
+// (files, by layer id: "PEP 572" is pep-0572.rst of layer peps): firm
+// evidence, before any pattern. It does not route when those layers are
+// all the layers.
+func ByDocument(all []store.Layer, files map[int64][]string) Decision {
+	d := Decision{Layers: all, All: all}
+	var chosen []store.Layer
+	var why []Why
+	for _, l := range all {
+		if fs := files[l.ID]; len(fs) > 0 {
+			chosen = append(chosen, l)
+			why = append(why, Why{Layer: l.Name, By: "document", Pattern: strings.Join(fs, ", ")})
+		}
+	}
+	if len(chosen) == 0 || len(chosen) == len(all) {
+		return d
+	}
+	return Decision{Layers: chosen, All: all, Routed: true, Why: why, firm: true}
 }

@@ -642,6 +642,12 @@ type Section struct {
 // whose metadata matches it count. Line numbers count from 1; the page is
 // the one the section starts on.
 func (s *Corpus) SectionsByKeys(ctx context.Context, keys []string, layerIDs []int64, filter map[string]string, limit int) ([]Section, error) {
+	return s.SectionsByKeysIn(ctx, keys, layerIDs, nil, filter, limit)
+}
+
+// SectionsByKeysIn is SectionsByKeys within the documents docIDs of the
+// layers; nil docIDs means every document.
+func (s *Corpus) SectionsByKeysIn(ctx context.Context, keys []string, layerIDs, docIDs []int64, filter map[string]string, limit int) ([]Section, error) {
 	fj, err := json.Marshal(nonNilMap(filter))
 	if err != nil {
 		return nil, fmt.Errorf("look up sections: %w", err)
@@ -663,10 +669,11 @@ func (s *Corpus) SectionsByKeys(ctx context.Context, keys []string, layerIDs []i
 			convert_from(substring(raw.b FROM 1 FOR s.start_off), 'UTF8') AS before,
 			convert_from(substring(raw.b FROM s.start_off + 1 FOR s.end_off - s.start_off), 'UTF8') AS body) t
 		WHERE s.ref_key = ANY($1) AND s.layer_id = ANY($2)
+		AND ($5::bigint[] IS NULL OR s.document_id = ANY($5))
 		AND ($4::jsonb = '{}'::jsonb OR EXISTS (SELECT 1 FROM strata.chunks c WHERE c.document_id = s.document_id
 			AND c.start_off < s.end_off AND c.end_off > s.start_off AND c.metadata @> $4::jsonb))
 		ORDER BY d.path, s.start_off
-		LIMIT $3`, keys, layerIDs, limit, string(fj))
+		LIMIT $3`, keys, layerIDs, limit, string(fj), docIDs)
 	if err != nil {
 		return nil, fmt.Errorf("look up sections: %w", err)
 	}

@@ -1,0 +1,158 @@
+package ask
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stratakb/stratakb/internal/dbtest"
+	"github.com/stratakb/stratakb/internal/ingesttest"
+	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// The fixtures of issue 26's rules: documents a question names, sections
+// that do not exist, and names that do not decide.
+
+func pepText(num int, title, body string) string {
+	return fmt.Sprintf("PEP: %d\nTitle: %s\nAuthor: Someone <someone@example.org>\nStatus: Final\nType: Standards Track\n"+
+		"Created: 13-Feb-2009\n\n\nAbstract\n========\n\n%s\n", num, title, body)
+}
+
+// regulation has Articles 1 to 40 and no annexes; one article cites
+// another act's Article 41.
+func regulation() string {
+	var b strings.Builder
+	b.WriteString("# Data Portability Regulation\n\n")
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "## Article %d\n\nThe controller shall keep record %d of the processing for the supervisory authority.\n\n", i, i)
+	}
+	b.WriteString("## Article 41\n\nNothing here.\n\n")
+	s := b.String()
+	// Drop the 41st heading again: the regulation ends at Article 40, and
+	// its Article 12 cites another act's Article 41.
+	s = s[:strings.LastIndex(s, "## Article 41")]
+	return strings.Replace(s, "record 12 of the processing", "record 12 of the processing as Article 41 of the Cloud Act requires", 1)
+}
+
+func TestHonestStatuses(t *testing.T) {
+	pool, url := dbtest.NewPool(t)
+	peps := writeFolder(t, "peps", map[string]string{
+		"pep-0380.rst": pepText(380, "Syntax for Delegating to a Subgenerator",
+			"A syntax is proposed for a generator to delegate part of its operations to another generator: yield from."),
+		"pep-0525.rst": pepText(525, "Asynchronous Generators",
+			"PEP 380 introduced yield from; PEP 380 semantics are not supported in asynchronous generators, "+
+				"and this proposal does not change what PEP 380 proposes for generators."),
+	})
+	regs := writeFolder(t, "regs", map[string]string{"data-portability.md": regulation()})
+	deals := writeFolder(t, "deals", map[string]string{
+		"hosting-agreement.md": "# Hosting Agreement\n\n## 1 Services\n\nThe provider hosts the web site.\n\n" +
+			"## Annex III\n\nAnnex III lists the supervisory contacts and the record of processing of the provider.\n",
+	})
+	var rows strings.Builder
+	rows.WriteString("standard,code,currency\n")
+	for i, c := range []string{"EUR,Euro", "USD,US Dollar", "JPY,Yen", "GBP,Pound Sterling", "CHF,Swiss Franc", "NOK,Norwegian Krone"} {
+		fmt.Fprintf(&rows, "ISO 4217,%s\n", c)
+		_ = i
+	}
+	codes := writeFolder(t, "codes", map[string]string{"currencies.csv": rows.String()})
+	opt := ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})}
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "peps", Root: peps, RoutingPatterns: []string{"PEP"}}, opt)
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "regs", Root: regs, RoutingPatterns: []string{"regulation"}}, opt)
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "deals", Root: deals, RoutingPatterns: []string{"agreement"}}, opt)
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "codes", Root: codes, RoutingPatterns: []string{"currency"}}, opt)
+	ctx := context.Background()
+	st, err := store.OpenCorpus(ctx, dbtest.QuerydURL(t, url))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	a := New(Options{Engine: retrieve.New(st, retrieve.Options{Embedder: bow{}, KeywordSlots: 1}), Docs: st,
+		Reranker: Texts{overlap{}}})
+
+	t.Run("DocumentNamedByNumber", func(t *testing.T) {
+		// pep-0525 says "PEP 380" three times; pep-0380 only in its header.
+		for _, layers := range [][]string{nil, {"peps"}} {
+			r := ask(t, a, Request{Question: "What does PEP 380 propose?", Layers: layers, ResponseFormat: FormatDetailed})
+			if len(r.Passages) == 0 || r.Passages[0].Citation.File != "pep-0380.rst" {
+				t.Errorf("layers %v: passages %q, want pep-0380.rst first", layers, files(r))
+			}
+		}
+		r := ask(t, a, Request{Question: "What does PEP 380 propose?", ResponseFormat: FormatDetailed})
+		if len(r.Routing) == 0 || r.Routing[0].By != "document" || r.Routing[0].Layer != "peps" {
+			t.Errorf("routing %+v, want the peps layer by document", r.Routing)
+		}
+	})
+	t.Run("DocumentNamedByTitle", func(t *testing.T) {
+		r := ask(t, a, Request{Question: "What are the semantics of Asynchronous Generators?", Layers: []string{"peps"}})
+		if len(r.Passages) == 0 || r.Passages[0].Citation.File != "pep-0525.rst" {
+			t.Errorf("passages %q, want pep-0525.rst first", files(r))
+		}
+	})
+	t.Run("ArticlePastTheEnd", func(t *testing.T) {
+		for _, layers := range [][]string{nil, {"regs"}, {"regs", "deals"}} {
+			r := ask(t, a, Request{Question: "What does Article 41 of the Data Portability Regulation require?", Layers: layers})
+			if r.Status != string(NotFound) {
+				t.Errorf("layers %v: status %s, want not_found (passages %q)", layers, r.Status, files(r))
+			}
+			if !hasNote(r, "has no Article 41", "articles are 1–40") {
+				t.Errorf("layers %v: notes %q, want what the regulation has", layers, r.Notes)
+			}
+		}
+	})
+	t.Run("AnnexItLacks", func(t *testing.T) {
+		// Routed to the regulation, whose layer has no annexes, while the
+		// hosting agreement has an Annex III: never the agreement's.
+		for _, layers := range [][]string{nil, {"regs", "deals"}} {
+			r := ask(t, a, Request{Question: "What does Annex III of the Data Portability Regulation list about the supervisory record of processing?", Layers: layers, ResponseFormat: FormatDetailed})
+			if r.AnswerStatus != string(NotFound) {
+				t.Errorf("layers %v: status %s, want not_found", layers, r.AnswerStatus)
+			}
+			for _, p := range r.Passages {
+				if p.Match == "exact" {
+					t.Errorf("layers %v: exact passage from %s", layers, p.Citation.File)
+				}
+			}
+			if !hasNote(r, "has no Annex III", "no annexes") {
+				t.Errorf("layers %v: notes %q", layers, r.Notes)
+			}
+		}
+	})
+	t.Run("SectionThatExists", func(t *testing.T) {
+		r := ask(t, a, Request{Question: "What does Article 12 of the Data Portability Regulation require?"})
+		if r.Status != string(Found) || len(r.Passages) == 0 || r.Passages[0].Match != "exact" ||
+			!strings.Contains(r.Passages[0].Text, "record 12") {
+			t.Errorf("status %s, passages %q, want Article 12 exact and found", r.Status, files(r))
+		}
+	})
+	t.Run("CommonNameDoesNotDecide", func(t *testing.T) {
+		// Every row holds "ISO 4217"; the code XQZ is in none.
+		r := ask(t, a, Request{Question: "Which currency has the ISO 4217 code XQZ?", Layers: []string{"codes"}})
+		if r.Status != string(NotFound) {
+			t.Errorf("status %s, want not_found; notes %q", r.Status, r.Notes)
+		}
+		if !hasNote(r, "XQZ") || hasNote(r, "ISO 4217, which") {
+			t.Errorf("notes %q: want XQZ named as missing, not ISO 4217", r.Notes)
+		}
+		ok := ask(t, a, Request{Question: "Which currency has the ISO 4217 code NOK?", Layers: []string{"codes"}})
+		if ok.Status == string(NotFound) {
+			t.Errorf("a code in the list: status %s", ok.Status)
+		}
+	})
+}
+
+// hasNote reports whether one note holds every part.
+func hasNote(r *Response, parts ...string) bool {
+	for _, n := range r.Notes {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(n, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,97 @@
+package ask
+
+import (
+	"context"
+	"slices"
+
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
+	"github.com/stratakb/stratakb/queryd/internal/route"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+)
+
+// route chooses the layers of a question that names none: the layers of
+// the documents it names ("PEP 572"), else routing's patterns, learned
+// affinities, descriptions and words.
+func (a *Asker) route(ctx context.Context, snap *retrieve.Snapshot, question string, all []store.Layer) (route.Decision, error) {
+	docs, err := snap.NamedDocuments(ctx, question, all)
+	if err != nil {
+		return route.Decision{}, store.CallerError(ctx, err, "find the documents the question names")
+	}
+	if len(docs) > 0 {
+		files := map[int64][]string{}
+		for _, d := range docs {
+			files[d.LayerID] = append(files[d.LayerID], d.File)
+		}
+		if d := route.ByDocument(all, files); d.Routed {
+			return d, nil
+		}
+	}
+	return route.DecideWith(question, all, a.affinities(ctx, question), snap.LayerWords(ctx, question, all, func(err error) {
+		a.log.Warn("layer_words_unavailable", "err", err.Error())
+	})), nil
+}
+
+// namedFirst puts the best scored passage of a document the question
+// names first (the reranker may have put another document's passage that
+// only mentions it above it): cands and scores are in score order.
+func namedFirst(named []retrieve.NamedDoc, cands []retrieve.Candidate, scores []float64) {
+	if len(named) == 0 {
+		return
+	}
+	for i, c := range cands {
+		if !slices.ContainsFunc(named, func(d retrieve.NamedDoc) bool { return d.DocumentID == c.DocumentID }) {
+			continue
+		}
+		if i > 0 {
+			c.Placement = retrieve.PlacedNamed
+			copy(cands[1:i+1], cands[:i])
+			cands[0] = c
+			s := scores[i]
+			copy(scores[1:i+1], scores[:i])
+			scores[0] = s
+		}
+		return
+	}
+}
+
+// sectionMissing reports whether the question names a section (an explicit
+// reference: "Article 41", "section 8.7") that the documents it names, or
+// else the searched layers, were found not to have.
+func sectionMissing(lk retrieve.ExactLookup) bool {
+	return lk.MissingDecided && len(lk.Missing) > 0
+}
+
+// commonNameShare is the share of the searched layers' passages at or
+// above which a name is the collection's own (a standard's name in each
+// row of its code list, the project's name in every page): such a name
+// says nothing about which passage answers, so it does not decide the
+// status (issue 26). The share is measured on the name's rarest word, an
+// upper bound of the name's own.
+const commonNameShare = 0.5
+
+// distinctiveNames returns the names of the question that are not common
+// in the layers searched (commonNameShare), in order.
+func (a *Asker) distinctiveNames(ctx context.Context, names []Name, layers []store.Layer) ([]Name, error) {
+	if len(names) == 0 {
+		return names, nil
+	}
+	texts := make([]string, len(names))
+	for i, n := range names {
+		texts[i] = n.Text
+	}
+	ids := make([]int64, len(layers))
+	for i, l := range layers {
+		ids[i] = l.ID
+	}
+	shares, err := a.opt.Docs.NameShares(ctx, texts, ids)
+	if err != nil {
+		return nil, store.CallerError(ctx, err, "read how common the question's names are")
+	}
+	var out []Name
+	for i, n := range names {
+		if shares[i] < commonNameShare {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,195 @@
+package retrieve
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/stratakb/stratakb/queryd/internal/store"
+	"github.com/stratakb/stratakb/structure"
+)
+
+// Documents a question names (issue 26): "PEP 572", "RFC 5321", "T.81" by
+// their own number (the identity keys of migration 0023, so a document
+// that only mentions another's number is not it), or "Organizing Go code"
+// by title. The named documents are searched first: their best passage
+// comes first, and an exact section the question names is looked up in
+// them only.
+const (
+	// namedCandidates is how many candidate documents the store returns.
+	namedCandidates = 20
+	// MaxNamedDocs is how many named documents a question may have; past
+	// it the name does not single out a document.
+	MaxNamedDocs = 3
+)
+
+// NamedDoc is a document the query names.
+type NamedDoc struct {
+	DocumentID int64
+	LayerID    int64
+	Layer      string
+	File       string
+	Title      string
+	// By is how the query names it: the number as written ("PEP 572") or
+	// the title.
+	By string
+}
+
+// NamedDocuments returns the documents of the layers that text names
+// (see the package function), read at the snapshot's version.
+func (s *Snapshot) NamedDocuments(ctx context.Context, text string, layers []store.Layer) ([]NamedDoc, error) {
+	return NamedDocuments(ctx, s.e.store, text, layers)
+}
+
+// NamedDocuments returns the documents of the layers that text names, at
+// most MaxNamedDocs: by number first, then by title. A number or title
+// that more than MaxNamedDocs documents share names none of them.
+func NamedDocuments(ctx context.Context, st Corpus, text string, layers []store.Layer) ([]NamedDoc, error) {
+	nums := structure.NamedNumbers(text)
+	keys := make([]string, len(nums))
+	raw := map[string]string{}
+	for i, n := range nums {
+		keys[i] = n.Key
+		raw[n.Key] = n.Raw
+	}
+	folded := " " + structure.FoldWords(text) + " "
+	docs, err := st.DocumentsNamed(ctx, layerIDs(layers), keys, folded, namedCandidates)
+	if err != nil {
+		return nil, err
+	}
+	byNumber := map[string][]NamedDoc{}
+	byTitle := map[string][]NamedDoc{}
+	for _, d := range docs {
+		nd := NamedDoc{DocumentID: d.DocumentID, LayerID: d.LayerID, Layer: d.Layer, File: d.File, Title: d.Title}
+		if k := sharedKey(d.Keys, keys); k != "" {
+			nd.By = raw[k]
+			byNumber[k] = append(byNumber[k], nd)
+			continue
+		}
+		if structure.TitleNamed(text, d.Title) {
+			nd.By = d.Title
+			t := structure.FoldWords(d.Title)
+			byTitle[t] = append(byTitle[t], nd)
+		}
+	}
+	var out []NamedDoc
+	for _, k := range keys {
+		if len(byNumber[k]) <= MaxNamedDocs {
+			out = append(out, byNumber[k]...)
+		}
+	}
+	titles := make([]string, 0, len(byTitle))
+	for t := range byTitle {
+		titles = append(titles, t)
+	}
+	// Longer titles first: "Go modules reference" before "Go modules".
+	sort.Slice(titles, func(i, j int) bool { return len(titles[i]) > len(titles[j]) || len(titles[i]) == len(titles[j]) && titles[i] < titles[j] })
+	for _, t := range titles {
+		if len(byTitle[t]) <= MaxNamedDocs && !insideLonger(t, titles) {
+			out = append(out, byTitle[t]...)
+		}
+	}
+	if len(out) > MaxNamedDocs {
+		out = out[:MaxNamedDocs]
+	}
+	return out, nil
+}
+
+// insideLonger reports whether title t is part of a longer title the query
+// also names: the longer one is the document meant.
+func insideLonger(t string, titles []string) bool {
+	for _, o := range titles {
+		if len(o) > len(t) && strings.Contains(" "+o+" ", " "+t+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+func sharedKey(have, want []string) string {
+	for _, w := range want {
+		if slices.Contains(have, w) {
+			return w
+		}
+	}
+	return ""
+}
+
+// namedIDs are the named documents' ids; nil when there are none.
+func namedIDs(named []NamedDoc) []int64 {
+	if len(named) == 0 {
+		return nil
+	}
+	out := make([]int64, len(named))
+	for i, d := range named {
+		out[i] = d.DocumentID
+	}
+	return out
+}
+
+// PlacedNamed: the passage is the best of a document the query names,
+// brought to the top.
+const PlacedNamed Placement = "named_document"
+
+// promoteNamed brings the best passage of the named documents to the top
+// of top: the first of them already there, or else the nearest to the
+// query vector (without one, the best by the query's words) of their
+// passages, which then takes the last place's room.
+func (r *Run) promoteNamed(ctx context.Context, top []*Candidate, qv []float32, model string, named []NamedDoc, room int) ([]*Candidate, map[int64]float64, error) {
+	if len(named) == 0 || room <= 0 {
+		return top, nil, nil
+	}
+	ids := namedIDs(named)
+	hits, err := r.e.store.Chunks(ctx, chunkIDs(top))
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, c := range top {
+		if h, ok := hits[c.ChunkID]; ok && slices.Contains(ids, h.DocumentID) {
+			if i > 0 {
+				c.Placement = PlacedNamed
+				top = slices.Insert(slices.Delete(top, i, i+1), 0, c)
+			}
+			return top, nil, nil
+		}
+	}
+	var best int64
+	sims := map[int64]float64{}
+	if qv != nil {
+		vh, err := r.e.store.NearestInDocuments(ctx, model, qv, ids, 1)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(vh) > 0 {
+			best, sims[vh[0].ChunkID] = vh[0].ChunkID, vh[0].Similarity
+		}
+	}
+	if best == 0 {
+		ws, err := r.e.store.BestWordsInDocuments(ctx, r.q.Text, ids, 1)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(ws) == 0 {
+			return top, nil, nil
+		}
+		best = ws[0]
+	}
+	c := &Candidate{ChunkID: best, Placement: PlacedNamed}
+	if len(top) > 0 {
+		c.Fused = top[0].Fused // shown as the best score: it is placed first
+	}
+	top = slices.Insert(top, 0, c)
+	if len(top) > room {
+		top = top[:room]
+	}
+	return top, sims, nil
+}
+
+func chunkIDs(cs []*Candidate) []int64 {
+	out := make([]int64, len(cs))
+	for i, c := range cs {
+		out[i] = c.ChunkID
+	}
+	return out
+}

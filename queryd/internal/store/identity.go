@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/pgvector/pgvector-go"
+)
+
+// NamedDoc is a document a question may name: by one of its identity keys
+// (migration 0023) or by its title.
+type NamedDoc struct {
+	DocumentID int64    `db:"id"`
+	LayerID    int64    `db:"layer_id"`
+	Layer      string   `db:"layer"`
+	File       string   `db:"file"`
+	Title      string   `db:"title"`
+	Keys       []string `db:"keys"`
+}
+
+// DocumentsNamed returns the documents of the layers whose identity holds
+// one of keys, or whose title, folded as foldedQuestion is (lower case,
+// one space between runs of letters and digits, a space at each end),
+// occurs in foldedQuestion: the candidates; the caller decides whether a
+// title match names the document. At most limit, by path.
+func (s *Corpus) DocumentsNamed(ctx context.Context, layerIDs []int64, keys []string, foldedQuestion string, limit int) ([]NamedDoc, error) {
+	rows, err := s.db.Query(ctx, `
+		SELECT d.id, d.layer_id, l.name AS layer, d.path AS file, d.title, coalesce(d.identity, '{}') AS keys
+		FROM strata.documents d JOIN strata.layers l ON l.id = d.layer_id
+		WHERE d.layer_id = ANY($1) AND d.status = 'ok' AND (d.identity && $2::text[]
+			OR length(d.title) BETWEEN 3 AND 300 AND position(' ' || trim(regexp_replace(lower(d.title),
+				'[^[:alnum:]]+', ' ', 'g')) || ' ' IN $3) > 0)
+		ORDER BY d.path LIMIT $4`, layerIDs, keys, foldedQuestion, limit)
+	if err != nil {
+		return nil, fmt.Errorf("find the documents the question names: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[NamedDoc])
+	if err != nil {
+		return nil, fmt.Errorf("find the documents the question names: %w", err)
+	}
+	return out, nil
+}
+
+// NearestInDocuments returns the chunks of the documents whose best window
+// vector of model is nearest vec, best first, at most limit, with their
+// similarity.
+func (s *Corpus) NearestInDocuments(ctx context.Context, model string, vec []float32, docIDs []int64, limit int) ([]VecHit, error) {
+	dims := len(vec)
+	rows, err := s.db.Query(ctx, fmt.Sprintf(`
+		SELECT c.id AS chunk_id, c.layer_id AS layer_id, max(1 - (e.embedding::vector(%d) <=> $1::vector(%d))) AS similarity
+		FROM strata.chunks c JOIN strata.embeddings e ON e.content_hash = c.content_hash AND e.model = $2
+			AND e.dims = %d
+		WHERE c.document_id = ANY($3) GROUP BY c.id, c.layer_id ORDER BY similarity DESC, c.id LIMIT $4`, dims, dims, dims),
+		pgvector.NewVector(vec), model, docIDs, limit)
+	if err != nil {
+		return nil, fmt.Errorf("search the named documents: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[VecHit])
+	if err != nil {
+		return nil, fmt.Errorf("search the named documents: %w", err)
+	}
+	return out, nil
+}
+
+// BestWordsInDocuments returns the chunks of the documents that best match
+// the query's words (PostgreSQL's english ranking of any of them), best
+// first, at most limit: the named documents' passages when there is no
+// query vector.
+func (s *Corpus) BestWordsInDocuments(ctx context.Context, query string, docIDs []int64, limit int) ([]int64, error) {
+	rows, err := s.db.Query(ctx, `
+		WITH q AS (SELECT to_tsquery('english', coalesce(nullif(array_to_string(
+			array(SELECT quote_literal(lexeme) FROM unnest(to_tsvector('english', $1))), ' | '), ''), 'zzzzzz')) AS t)
+		SELECT c.id FROM strata.chunks c, q WHERE c.document_id = ANY($2)
+		ORDER BY ts_rank(c.tsv, q.t) DESC, c.document_id, c.ord LIMIT $3`, query, docIDs, limit)
+	if err != nil {
+		return nil, fmt.Errorf("search the named documents' words: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("search the named documents' words: %w", err)
+	}
+	return ids, nil
+}
+
+// OutlineEntry is one top-level part of a document's structure map.
+type OutlineEntry struct {
+	DocumentID int64  `db:"document_id"`
+	Kind       string `db:"kind"`
+	Number     string `db:"number"`
+}
+
+// DocumentOutlines returns the numbered sections of the documents at the
+// least level each kind has in its document, in document order: what a
+// note says exists when a named section does not.
+func (s *Corpus) DocumentOutlines(ctx context.Context, docIDs []int64) ([]OutlineEntry, error) {
+	rows, err := s.db.Query(ctx, `
+		WITH m AS (SELECT document_id, kind, min(level) AS level FROM strata.sections
+			WHERE document_id = ANY($1) AND number <> '' GROUP BY document_id, kind)
+		SELECT s.document_id, s.kind, s.number FROM strata.sections s
+		JOIN m ON m.document_id = s.document_id AND m.kind = s.kind AND m.level = s.level
+		WHERE s.number <> '' ORDER BY s.document_id, s.ord LIMIT 2000`, docIDs)
+	if err != nil {
+		return nil, fmt.Errorf("read the named documents' sections: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[OutlineEntry])
+	if err != nil {
+		return nil, fmt.Errorf("read the named documents' sections: %w", err)
+	}
+	return out, nil
+}
+
+// NameShares returns, for each name, the share of the layers' chunks that
+// hold its rarest word (english lexemes, from strata.lexeme_stats): an
+// upper bound of the share of passages that hold the name. A name with no
+// lexeme gets 0.
+func (s *Corpus) NameShares(ctx context.Context, names []string, layerIDs []int64) ([]float64, error) {
+	out := make([]float64, len(names))
+	if len(names) == 0 || len(layerIDs) == 0 {
+		return out, nil
+	}
+	var chunks int64
+	if err := s.db.QueryRow(ctx, `SELECT coalesce(sum(chunks), 0)::bigint FROM strata.lexical_layer_stats
+		WHERE layer_id = ANY($1)`, layerIDs).Scan(&chunks); err != nil {
+		return nil, fmt.Errorf("read the layers' chunk counts: %w", err)
+	}
+	if chunks == 0 {
+		return out, nil
+	}
+	rows, err := s.db.Query(ctx, `
+		SELECT i, min(df) FROM (
+			SELECT n.i, q.lexeme, coalesce(sum(st.df), 0)::bigint AS df
+			FROM unnest($1::text[]) WITH ORDINALITY n(name, i)
+			CROSS JOIN LATERAL unnest(to_tsvector('english', n.name)) q
+			LEFT JOIN strata.lexeme_stats st ON st.lexeme = q.lexeme AND st.layer_id = ANY($2)
+			GROUP BY n.i, q.lexeme) x
+		GROUP BY i`, names, layerIDs)
+	if err != nil {
+		return nil, fmt.Errorf("read how common the question's names are: %w", err)
+	}
+	var i, df int64
+	_, err = pgx.ForEachRow(rows, []any{&i, &df}, func() error {
+		out[i-1] = float64(df) / float64(chunks)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read how common the question's names are: %w", err)
+	}
+	return out, nil
+}
+
+// HasNumberedSections reports whether any document of the layers has a
+// numbered section: without one, a section number cannot be looked up.
+func (s *Corpus) HasNumberedSections(ctx context.Context, layerIDs []int64) (bool, error) {
+	var ok bool
+	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM strata.sections
+		WHERE layer_id = ANY($1) AND ref_key IS NOT NULL)`, layerIDs).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("read whether the layers have numbered sections: %w", err)
+	}
+	return ok, nil
+}
