@@ -35,7 +35,7 @@ func TestDocumentKeys(t *testing.T) {
 func TestNamedNumbers(t *testing.T) {
 	cases := map[string][]string{
 		"What does PEP 572 propose?":                     {"pep 572"},
-		"pep-0572 and PEP572, and RFC 5321 section 4.1": {"pep 572", "rfc 5321"},
+		"pep-0572 and PEP572, and RFC 5321 section 4.1":  {"pep 572", "rfc 5321"},
 		"What does T.81 say in clause 4.2?":              {"t 81"},
 		"Is the notice period 30 days under Article 12?": nil,
 		"What changed in Go 1.13 errors?":                {"go 1.13"},

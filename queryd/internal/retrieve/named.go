@@ -84,7 +84,9 @@ func NamedDocuments(ctx context.Context, st Corpus, text string, layers []store.
 		titles = append(titles, t)
 	}
 	// Longer titles first: "Go modules reference" before "Go modules".
-	sort.Slice(titles, func(i, j int) bool { return len(titles[i]) > len(titles[j]) || len(titles[i]) == len(titles[j]) && titles[i] < titles[j] })
+	sort.Slice(titles, func(i, j int) bool {
+		return len(titles[i]) > len(titles[j]) || len(titles[i]) == len(titles[j]) && titles[i] < titles[j]
+	})
 	for _, t := range titles {
 		if len(byTitle[t]) <= MaxNamedDocs && !insideLonger(t, titles) {
 			out = append(out, byTitle[t]...)
