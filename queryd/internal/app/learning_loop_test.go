@@ -54,7 +54,7 @@ var loopDocs = map[string]map[string]string{
 	"sepa": {
 		"rejects.md": "# Credit transfer reject codes\n\nA credit transfer is rejected with a reason code: AC01 for an incorrect account number,\n" +
 			"AM04 for insufficient funds, MS03 for a reason not specified.\n",
-		"refunds.md": "# Card refund deadline\n\nThe card refund deadline is eight weeks after the debit date; a card refund after the deadline needs a mandate check.\n",
+		"refunds.md": "# Refunds\n\nThe card refund deadline is eight weeks after the debit date; a card refund after the deadline needs a mandate check.\n",
 		"instant.md": "# Instant payments\n\nAn instant payment reaches the payee within ten seconds, at any hour.\n",
 	},
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -16,12 +15,9 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/stratakb/stratakb/embed"
-	"github.com/stratakb/stratakb/queryd/internal/caller"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/route"
-	"github.com/stratakb/stratakb/queryd/internal/scrub"
 	"github.com/stratakb/stratakb/queryd/internal/store"
-	"github.com/stratakb/stratakb/schema"
 )
 
 // DefaultBudget is ANSWER_TOKEN_BUDGET's default, in tokens.
@@ -207,6 +203,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 		return nil, err
 	}
 	t0 := time.Now()
+	q := parseAsked(req.Question)
 	snap, err := a.opt.Engine.Snapshot(ctx)
 	if err != nil {
 		return nil, store.CallerError(ctx, err, "read the data version")
@@ -221,7 +218,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 	}
 	layers, d := named, route.Decision{}
 	if len(named) == 0 {
-		if d, err = a.route(ctx, snap, req.Question, all); err != nil {
+		if d, err = a.route(ctx, snap, q, all); err != nil {
 			return nil, err
 		}
 		layers = all
@@ -246,7 +243,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 	}
 	a.stage("rewrite", t0)
 
-	p, err := a.search(ctx, snap, req, variants, layers)
+	p, err := a.search(ctx, snap, req, q, variants, layers)
 	if err != nil {
 		return nil, err
 	}
@@ -263,7 +260,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 			for _, l := range d.Layers {
 				routedLayers[l.Name] = true
 			}
-			wide, err := a.search(ctx, snap, req, variants, all)
+			wide, err := a.search(ctx, snap, req, q, variants, all)
 			if err != nil {
 				return nil, err
 			}
@@ -279,7 +276,7 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	t0 = time.Now()
-	resp, err := a.respond(ctx, req, variants, p, layers, fallback, routedLayers)
+	resp, err := a.respond(ctx, req, q, variants, p, layers, fallback, routedLayers)
 	if err == nil && req.ResponseFormat == FormatDetailed && d.Routed {
 		resp.Routing = d.Why
 	}
@@ -331,7 +328,7 @@ func (a *Asker) rerankVariants(ctx context.Context, variants []string, outs []*r
 
 // search runs one search per variant in parallel over the layers, merges
 // them by rank and reranks the merged list.
-func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request, variants []string, layers []store.Layer) (*pass, error) {
+func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request, q *asked, variants []string, layers []store.Layer) (*pass, error) {
 	outs := make([]*retrieve.Outcome, len(variants))
 	errs := make([]error, len(variants))
 	t0 := time.Now()
@@ -340,7 +337,11 @@ func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			outs[i], errs[i] = snap.Query(retrieve.Query{Text: v, TopK: req.TopK}).Search(ctx, layers)
+			rq := retrieve.Query{Text: v, TopK: req.TopK}
+			if v == q.Text {
+				rq.Parsed = q.Question
+			}
+			outs[i], errs[i] = snap.Query(rq).Search(ctx, layers)
 		}()
 	}
 	wg.Wait()
@@ -466,336 +467,6 @@ func (a *Asker) judge(p *pass) {
 			p.atMedium++
 		}
 	}
-}
-
-// respond builds the answer: exact sections first within their share of
-// the budget, then the best passages that fit, their citations, status,
-// notes and next step, and records the interaction.
-func (a *Asker) respond(ctx context.Context, req Request, variants []string, p *pass, layers []store.Layer,
-	fallback *RoutingFallback, routed map[string]bool) (*Response, error) {
-	sections := p.first.Sections
-	docIDs := map[int64]bool{}
-	for _, s := range sections {
-		docIDs[s.DocumentID] = true
-	}
-	// Drop candidates that repeat an exact section's text.
-	var cands []retrieve.Candidate
-	var scores []float64
-	for i, c := range p.candidates {
-		if repeatsSection(c, sections) {
-			continue
-		}
-		cands = append(cands, c)
-		if p.rerank != nil {
-			scores = append(scores, p.rerank[i])
-		}
-		docIDs[c.DocumentID] = true
-	}
-	ids := make([]int64, 0, len(docIDs))
-	for id := range docIDs {
-		ids = append(ids, id)
-	}
-	docs := map[int64]store.DocInfo{}
-	if len(ids) > 0 {
-		var err error
-		if docs, err = a.opt.Docs.Documents(ctx, ids); err != nil {
-			return nil, store.CallerError(ctx, err, "read the documents' dates and labels")
-		}
-	}
-	layerByName := map[string]store.Layer{}
-	for _, l := range layers {
-		layerByName[l.Name] = l
-	}
-
-	resp := &Response{Passages: []Passage{}}
-	budgetChars := a.opt.Budget * CharsPerToken
-	n := 0
-	nextID := func() string { n++; return fmt.Sprintf("S%d", n) }
-
-	// Named clauses first, sharing the budget in order.
-	clauses := make([]Clause, len(sections))
-	cites := make([]Citation, len(sections))
-	for i, s := range sections {
-		cites[i] = citation(s.Layer, s.File, s.Page, s.LineStart, s.LineEnd, s.ClausePath, docs[s.DocumentID])
-		clauses[i] = Clause{Text: s.Text, Overhead: overhead(fmt.Sprintf("S%d", i+1), s.Ref(), cites[i])}
-	}
-	fits, usedChars := FitClauses(clauses, budgetChars)
-	report := ClauseReport{References: p.first.Exact.LookedUp, Ignored: p.first.Exact.Skipped,
-		LayersNamed: len(req.Layers) > 0, AtLeast: p.first.Exact.LimitHit}
-	if p.first.Exact.Found > len(sections) {
-		report.Unread = p.first.Exact.Found - len(sections)
-	}
-	for i, s := range sections {
-		report.Clauses = append(report.Clauses, NamedClause{Label: s.Reference, File: s.File, Fit: fits[i]})
-		if fits[i].LeftOut {
-			continue
-		}
-		ref := schema.Ref{DocumentID: s.DocumentID, Start: s.Start, End: s.Start + len(fits[i].Text)}
-		if !fits[i].Cut {
-			ref.End = s.End
-		}
-		resp.Passages = append(resp.Passages, Passage{ID: nextID(), Ref: ref.String(), Text: fits[i].Text,
-			Citation: cites[i], Match: "exact", Cut: fits[i].Cut || s.Cut,
-			OutsideRouting: len(routed) > 0 && !routed[s.Layer]})
-	}
-
-	// Then the best passages that fit what is left.
-	costs := make([]int, len(cands))
-	ccites := make([]Citation, len(cands))
-	for i, c := range cands {
-		ccites[i] = citation(c.Layer, c.File, c.Page, c.LineStart, c.LineEnd, c.ClausePath, docs[c.DocumentID])
-		costs[i] = Tokens(c.Text) + (overhead(fmt.Sprintf("S%d", n+i+1), c.Ref(), ccites[i])+CharsPerToken-1)/CharsPerToken
-	}
-	left := a.opt.Budget - (usedChars+CharsPerToken-1)/CharsPerToken
-	keep, used := Pack(costs, left, MaxPassages-len(resp.Passages), len(resp.Passages) == 0)
-	kept := map[int]string{}
-	for _, i := range keep {
-		c := cands[i]
-		id := nextID()
-		kept[i] = id
-		resp.Passages = append(resp.Passages, Passage{ID: id, Ref: c.Ref(), Text: c.Text, Citation: ccites[i],
-			OutsideRouting: len(routed) > 0 && !routed[c.Layer]})
-	}
-
-	mode := answerMode(req, resp.Passages, layers, layerByName)
-	var namesChunk int64
-	var namesNote string
-	// room is the budget left, in characters, for the names passage;
-	// giveWay drops the weakest packed passage to make room for it, never
-	// the first passage nor one that stay says must stay, and reports
-	// whether one gave way.
-	room := func() int { return (left - used) * CharsPerToken }
-	giveWay := func(stay func(i int) bool) func() bool {
-		return func() bool {
-			last := len(resp.Passages) - 1
-			if len(keep) == 0 || last < 1 || stay(last) {
-				return false
-			}
-			ci := keep[len(keep)-1]
-			keep = keep[:len(keep)-1]
-			delete(kept, ci)
-			resp.Passages = resp.Passages[:last]
-			used -= costs[ci]
-			n--
-			return true
-		}
-	}
-	if mode == ModeGrounded && len(resp.Passages) > 0 {
-		// The names passage: when the question names something (a
-		// contract's parties) that no returned passage holds but their
-		// documents do, the part of the document that holds it comes back
-		// too, so the answer shows which document it is from.
-		var order []int64
-		returned := map[int64]bool{}
-		for _, s := range sections {
-			order = append(order, s.DocumentID)
-		}
-		for _, i := range keep {
-			order = append(order, cands[i].DocumentID)
-			returned[cands[i].ChunkID] = true
-		}
-		var err error
-		namesChunk, namesNote, err = a.addNamesPassage(ctx, req.Question, resp, passageSources(resp.Passages), nil, order, returned, docs,
-			room, giveWay(func(int) bool { return false }), nextID)
-		if err != nil {
-			return nil, err
-		}
-	}
-
-	// Status: an exact section the question names is a found answer;
-	// otherwise the best returned passage's score on the basis.
-	var status Status
-	best := 0.0
-	switch {
-	case report.Returned():
-		status = Found
-	case len(keep) == 0:
-		status = NotFound
-	case p.basis == basisNone:
-		// Passages came back but nothing can say how well they match: not
-		// found would hide them, found would claim too much.
-		status = PartlyFound
-		resp.Warning = "How well these passages answer the question could not be judged: there is no reranker and no query vector, so they are ranked by their words only. Read them before relying on them."
-	default:
-		for _, i := range keep {
-			best = math.Max(best, scoreOf(p, cands, scores, i))
-		}
-		status = StatusFor(best, p.high, p.med)
-	}
-	var notes []string
-	status, notes = report.Apply(status)
-	notes = append(notes, p.first.Exact.MissingNotes...)
-
-	if req.Mode == ModeGrounded && mode == ModeExtractive && len(resp.Passages) > 0 {
-		notes = append(notes, "The answer stays extractive: a returned passage comes from a layer whose answer mode is extractive, which mode grounded cannot loosen.")
-	}
-	// Extractive: the status is judged on the sentences (extractive.go).
-	var ex *extraction
-	if mode == ModeExtractive && len(resp.Passages) > 0 {
-		var err error
-		if ex, err = a.extract(ctx, req.Question, resp.Passages, kept, cands, scores, report); err != nil {
-			return nil, err
-		}
-		status, _ = report.Apply(ex.status)
-		notes = append(notes, ex.notes...)
-	}
-
-	sources := passageSources(resp.Passages)
-	if ex != nil {
-		sources = ex.nameSources(resp.Passages)
-		// The names passage of an extractive answer comes from the
-		// documents of the chosen sentences, within what is left of the
-		// budget; only a passage no chosen sentence comes from gives way
-		// to it.
-		order, returned := ex.documents(resp.Passages, kept, cands)
-		var err error
-		namesChunk, namesNote, err = a.addNamesPassage(ctx, req.Question, resp, sources, ex.namesHits, order, returned, docs,
-			room, giveWay(ex.uses), nextID)
-		if err != nil {
-			return nil, err
-		}
-		if namesChunk != 0 {
-			sources = append(sources, NameSource{Text: resp.Passages[len(resp.Passages)-1].Text, File: resp.Passages[len(resp.Passages)-1].Citation.File})
-		}
-	}
-	names, err := a.distinctiveNames(ctx, Names(req.Question), layers)
-	if err != nil {
-		return nil, err
-	}
-	nc := CheckNames(status, names, sources, report.Returned(), mode == ModeGrounded)
-	status = nc.Status
-	if nc.Note != "" {
-		notes = append(notes, nc.Note)
-	}
-	if sectionMissing(p.first.Exact) && !report.Returned() {
-		// The question names a section that is not there (the notes say
-		// what is): whatever the passages say, they are not it.
-		status = NotFound
-	}
-	if namesNote != "" {
-		notes = append(notes, namesNote)
-	}
-	if ex != nil {
-		if err := a.finishExtractive(ctx, req, resp, ex, status); err != nil {
-			return nil, err
-		}
-	}
-
-	resp.Mode = mode
-	resp.Notes = notes
-	resp.NextStep = NextStep(status, layerNames(layers), len(req.Layers) > 0, len(req.Layers) > 0 || fallback == nil)
-	confidence := "low"
-	switch {
-	case report.Returned():
-		confidence = "high"
-	case p.best >= p.high && p.atMedium >= 3:
-		confidence = "high"
-	case p.best >= p.med:
-		confidence = "medium"
-	}
-	var degraded []string
-	if a.opt.Reranker == nil {
-		why := a.opt.NoReranker
-		if why == "" {
-			why = "reranking is off (RERANKING_ENABLED=false)"
-		}
-		degraded = append(degraded, why+": passages keep the fusion order and confidence is judged on similarity")
-	} else if p.rerankErr != nil {
-		degraded = append(degraded, fmt.Sprintf("the reranker %s failed (%v): passages keep the fusion order and confidence is judged on similarity", a.opt.Reranker.Name(), p.rerankErr))
-	}
-	if e := p.first.EmbedError; e != nil {
-		degraded = append(degraded, e.Error()+": passages come from the lexical channel only")
-	}
-	if len(p.first.MissingVectors) > 0 {
-		degraded = append(degraded, "layers without complete vectors, searched by their words only: "+strings.Join(p.first.MissingVectors, ", "))
-	}
-	if status == NotFound && len(resp.Passages) == 0 {
-		resp.Warning = "Nothing in the searched layers matched the question."
-	}
-
-	if req.ResponseFormat == FormatDetailed {
-		resp.Status, resp.AnswerStatus = "ok", string(status)
-		resp.Confidence, resp.Basis = confidence, p.basis
-		if confidence == "low" && resp.Warning == "" {
-			// Low confidence carries a warning (the spec's Confidence
-			// table), with passages or without.
-			resp.Warning = fmt.Sprintf("Confidence is low: no passage reaches the medium mark (%s %.2f). The knowledge base probably does not cover this: try other terms or another layer.", p.basis, p.med)
-		}
-		resp.QueryVariants = variants
-		resp.SearchedLayers = layerNames(layers)
-		resp.RoutingFallback = fallback
-		resp.Degraded = degraded
-		top := 0.0
-		for _, c := range cands {
-			top = math.Max(top, c.Fused)
-		}
-		for i, c := range cands {
-			rc := RetrievedChunk{ChunkID: c.ChunkID, Ref: c.Ref(), Layer: c.Layer, File: c.File,
-				Similarity: round(c.Similarity), Passage: kept[i], Explain: explain(c)}
-			if why := p.placed[c.ChunkID]; why != "" {
-				rc.Explain += ", " + why
-			}
-			if top > 0 {
-				rc.Score = round(c.Fused / top)
-			}
-			if scores != nil {
-				s := round(scores[i])
-				rc.RerankScore = &s
-			}
-			resp.RetrievedChunks = append(resp.RetrievedChunks, rc)
-		}
-		if req.sources() {
-			for _, ps := range resp.Passages {
-				ss := SourceScore{Passage: ps.ID, File: ps.Citation.File, Layer: ps.Citation.Layer}
-				for i, id := range kept {
-					if id == ps.ID {
-						ss.RelevanceScore = round(scoreOf(p, cands, scores, i))
-					}
-				}
-				if ps.Match == "exact" {
-					ss.RelevanceScore = 1
-				}
-				resp.Sources = append(resp.Sources, ss)
-			}
-		}
-	} else {
-		resp.Status = string(status)
-	}
-
-	if a.opt.Recorder != nil {
-		q, vs := req.Question, slices.Clone(variants)
-		if !a.opt.RawQueries {
-			q = scrub.Text(q)
-			for i := range vs {
-				vs[i] = scrub.Text(vs[i])
-			}
-		}
-		in := Interaction{Caller: caller.From(ctx), Tool: "strata_ask", Question: q,
-			Layers: layerNames(layers), Variants: vs, Status: string(status), Confidence: confidence}
-		in.PassageChunks = map[string]int64{}
-		for _, i := range keep {
-			in.ChunkIDs = append(in.ChunkIDs, cands[i].ChunkID)
-			in.PassageChunks[kept[i]] = cands[i].ChunkID
-		}
-		for _, ps := range resp.Passages {
-			if ps.Match == MatchNames {
-				in.ChunkIDs = append(in.ChunkIDs, namesChunk)
-				in.PassageChunks[ps.ID] = namesChunk
-			}
-		}
-		for _, ps := range resp.Passages {
-			if ps.Match == "exact" {
-				in.ExactPassages = append(in.ExactPassages, ps.ID)
-			}
-		}
-		id, err := a.opt.Recorder.RecordInteraction(ctx, in)
-		if err != nil {
-			a.log.Warn("interaction_not_recorded", "err", err.Error())
-		} else {
-			resp.InteractionID = id
-		}
-	}
-	return resp, nil
 }
 
 // passageSources are what the names check reads of passages: each one's

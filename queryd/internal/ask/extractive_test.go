@@ -298,7 +298,7 @@ func TestExtractive(t *testing.T) {
 		ref := schema.Ref{DocumentID: id, Start: from, End: to}
 		ps := []Passage{{ID: "S1", Ref: ref.String(), Text: body[from:to], Citation: Citation{File: "msa.md", Lines: "7-8", Layer: "clauses"}}}
 		c := retrieve.Candidate{DocumentID: id, Start: from, End: to, Text: body[from:to], File: "msa.md", Layer: "clauses"}
-		ex, err := f.asker(nil).extract(ctx, "Either party notice registered mail?", ps,
+		ex, err := f.asker(nil).extract(ctx, parseAsked("Either party notice registered mail?"), ps,
 			map[int]string{0: "S1"}, []retrieve.Candidate{c}, nil, ClauseReport{})
 		if err != nil {
 			t.Fatal(err)
@@ -772,7 +772,7 @@ func TestSentenceCitesItsClause(t *testing.T) {
 		Citation: Citation{File: "msa.md", Lines: "3-8", Layer: "clauses", ClausePath: "Master Agreement > 7 Termination"}}}
 	c := retrieve.Candidate{DocumentID: id, Start: from, End: to, Text: body[from:to], File: "msa.md", Layer: "clauses"}
 	a := f.asker(nil)
-	ex, err := a.extract(ctx, "How can either party end this agreement with written notice?", ps,
+	ex, err := a.extract(ctx, parseAsked("How can either party end this agreement with written notice?"), ps,
 		map[int]string{0: "S1"}, []retrieve.Candidate{c}, nil, ClauseReport{})
 	if err != nil {
 		t.Fatal(err)

@@ -4,16 +4,30 @@ import (
 	"context"
 	"slices"
 
+	"github.com/stratakb/stratakb/queryd/internal/question"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/route"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
+// asked is the question of one Ask, parsed once (question.Parse), with the
+// names it gives (Names): what routing, the searches, the names passage,
+// the names check and the status rules read.
+type asked struct {
+	*question.Question
+	names []Name
+}
+
+func parseAsked(text string) *asked {
+	q := question.Parse(text)
+	return &asked{Question: q, names: namesWith(text, q.References)}
+}
+
 // route chooses the layers of a question that names none: the layers of
 // the documents it names ("PEP 572"), else routing's patterns, learned
 // affinities, descriptions and words.
-func (a *Asker) route(ctx context.Context, snap *retrieve.Snapshot, question string, all []store.Layer) (route.Decision, error) {
-	docs, err := snap.NamedDocuments(ctx, question, all)
+func (a *Asker) route(ctx context.Context, snap *retrieve.Snapshot, q *asked, all []store.Layer) (route.Decision, error) {
+	docs, err := snap.NamedDocuments(ctx, q.Question, all)
 	if err != nil {
 		return route.Decision{}, store.CallerError(ctx, err, "find the documents the question names")
 	}
@@ -26,7 +40,7 @@ func (a *Asker) route(ctx context.Context, snap *retrieve.Snapshot, question str
 			return d, nil
 		}
 	}
-	return route.DecideWith(question, all, a.affinities(ctx, question), snap.LayerWords(ctx, question, all, func(err error) {
+	return route.DecideWith(q.Text, all, a.affinities(ctx, q.Text), snap.LayerWords(ctx, q.Text, all, func(err error) {
 		a.log.Warn("layer_words_unavailable", "err", err.Error())
 	})), nil
 }

@@ -168,8 +168,10 @@ func begunIBAN(groups []string) bool {
 // a bare 7.2.1), versions, amounts and account numbers are never names;
 // capitals of fewer than 8 letters are acronyms, and in a question written
 // in capitals no word counts for its capitals alone.
-func Names(q string) []Name {
-	refs := structure.ParseReferences(q)
+func Names(q string) []Name { return namesWith(q, structure.ParseReferences(q)) }
+
+// namesWith is Names of q, whose clause references are refs.
+func namesWith(q string, refs []structure.Reference) []Name {
 	shouting := writtenInCapitals(q)
 	var out []Name
 	seen := map[string]bool{}

@@ -214,16 +214,16 @@ func (c namesCandidate) passage(id string, start, end int, d store.DocInfo) Pass
 }
 
 // addNamesPassage appends the names passage to resp when the question
-// names something that sources (what the names check reads) lack and a
+// names something (names) that sources (what the names check reads) lack and a
 // chunk of the documents order holds it, and returns its chunk id (0 for
 // none) and the note that says where the names are. hits are the chunks
 // namesChunks read (nil: read them here, over order). room is the budget
 // left, in characters; giveWay drops the weakest passage to make room (in
 // the budget, or under MaxPassages) and reports whether it could.
-func (a *Asker) addNamesPassage(ctx context.Context, question string, resp *Response, sources []NameSource,
+func (a *Asker) addNamesPassage(ctx context.Context, names []Name, resp *Response, sources []NameSource,
 	hits []store.Hit, order []int64, returned map[int64]bool, docs map[int64]store.DocInfo,
 	room func() int, giveWay func() bool, nextID func() string) (int64, string, error) {
-	missing := Missing(Names(question), sources)
+	missing := Missing(names, sources)
 	if len(missing) == 0 {
 		return 0, "", nil
 	}

@@ -325,7 +325,7 @@ func TestNamesPassageCap(t *testing.T) {
 		}
 		n := len(resp.Passages)
 		nextID := func() string { n++; return "S" + strconv.Itoa(n) }
-		chunk, note, err := (&Asker{}).addNamesPassage(context.Background(), q, resp, passageSources(resp.Passages),
+		chunk, note, err := (&Asker{}).addNamesPassage(context.Background(), Names(q), resp, passageSources(resp.Passages),
 			[]store.Hit{hit}, []int64{1}, map[int64]bool{}, map[int64]store.DocInfo{},
 			func() int { return 100000 }, giveWay, nextID)
 		if err != nil {

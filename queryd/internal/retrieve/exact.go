@@ -93,7 +93,7 @@ type ExactLookup struct {
 // the lookup went; the caller keeps the first ExactLookup.Limit, so a
 // later reference never pushes out an earlier one's sections.
 func (r *Run) exactSections(ctx context.Context, ids []int64, named []NamedDoc) ([]Section, ExactLookup, error) {
-	refs := structure.ParseReferences(r.q.Text)
+	refs := r.parsed().References
 	if len(refs) == 0 {
 		return nil, ExactLookup{}, nil
 	}

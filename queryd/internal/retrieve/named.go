@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stratakb/stratakb/queryd/internal/question"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 	"github.com/stratakb/stratakb/structure"
 )
@@ -36,25 +37,18 @@ type NamedDoc struct {
 	By string
 }
 
-// NamedDocuments returns the documents of the layers that text names
-// (see the package function), read at the snapshot's version.
-func (s *Snapshot) NamedDocuments(ctx context.Context, text string, layers []store.Layer) ([]NamedDoc, error) {
-	return NamedDocuments(ctx, s.e.store, text, layers)
+// NamedDocuments returns the documents of the layers that q names (see
+// the package function), read at the snapshot's version.
+func (s *Snapshot) NamedDocuments(ctx context.Context, q *question.Question, layers []store.Layer) ([]NamedDoc, error) {
+	return NamedDocuments(ctx, s.e.store, q, layers)
 }
 
-// NamedDocuments returns the documents of the layers that text names, at
+// NamedDocuments returns the documents of the layers that q names, at
 // most MaxNamedDocs: by number first, then by title. A number or title
 // that more than MaxNamedDocs documents share names none of them.
-func NamedDocuments(ctx context.Context, st Corpus, text string, layers []store.Layer) ([]NamedDoc, error) {
-	nums := structure.NamedNumbers(text)
-	keys := make([]string, len(nums))
-	raw := map[string]string{}
-	for i, n := range nums {
-		keys[i] = n.Key
-		raw[n.Key] = n.Raw
-	}
-	folded := " " + structure.FoldWords(text) + " "
-	docs, err := st.DocumentsNamed(ctx, layerIDs(layers), keys, folded, namedCandidates)
+func NamedDocuments(ctx context.Context, st Corpus, q *question.Question, layers []store.Layer) ([]NamedDoc, error) {
+	keys := q.NumberKeys()
+	docs, err := st.DocumentsNamed(ctx, layerIDs(layers), keys, q.Folded, namedCandidates)
 	if err != nil {
 		return nil, err
 	}
@@ -63,11 +57,11 @@ func NamedDocuments(ctx context.Context, st Corpus, text string, layers []store.
 	for _, d := range docs {
 		nd := NamedDoc{DocumentID: d.DocumentID, LayerID: d.LayerID, Layer: d.Layer, File: d.File, Title: d.Title}
 		if k := sharedKey(d.Keys, keys); k != "" {
-			nd.By = raw[k]
+			nd.By = q.NumberAsWritten(k)
 			byNumber[k] = append(byNumber[k], nd)
 			continue
 		}
-		if structure.TitleNamed(text, d.Title) {
+		if structure.TitleNamed(q.Text, d.Title) {
 			nd.By = d.Title
 			t := structure.FoldWords(d.Title)
 			byTitle[t] = append(byTitle[t], nd)

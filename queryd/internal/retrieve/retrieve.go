@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/stratakb/stratakb/embed"
+	"github.com/stratakb/stratakb/queryd/internal/question"
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
@@ -145,6 +146,20 @@ type Query struct {
 	// Params, when set, are used as they are; nil takes DefaultParams with
 	// the engine's keyword slots and the model's measured values.
 	Params *Params
+	// Parsed is Text parsed (question.Parse) by a caller that already has
+	// it; nil: the run parses Text itself.
+	Parsed *question.Question
+}
+
+// parsed returns the query's parsed text, parsing it once per run.
+func (r *Run) parsed() *question.Question {
+	r.parseOnce.Do(func() {
+		r.pq = r.q.Parsed
+		if r.pq == nil || r.pq.Text != r.q.Text {
+			r.pq = question.Parse(r.q.Text)
+		}
+	})
+	return r.pq
 }
 
 // Run is one query being searched: the query vector and the parameters
@@ -167,6 +182,9 @@ type Run struct {
 	paramsDone bool
 	params     Params
 	paramsErr  error
+
+	parseOnce sync.Once
+	pq        *question.Question
 
 	modelOnce sync.Once
 	modelMu   sync.Mutex
@@ -418,7 +436,7 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	depth := params.depth(q.TopK)
 	out := &Outcome{Layers: layers, Model: r.modelName(), Params: params}
 
-	named, err := NamedDocuments(ctx, st, q.Text, layers)
+	named, err := NamedDocuments(ctx, st, r.parsed(), layers)
 	if err != nil {
 		return nil, storeErr("find the documents the query names", err)
 	}

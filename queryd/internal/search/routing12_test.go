@@ -49,9 +49,16 @@ func TestIssue12Routing(t *testing.T) {
 	f.open(t) // the store outlives the subtests
 
 	t.Run("class 4: the document the question points to comes first", func(t *testing.T) {
-		for _, c := range []struct{ q, first string }{
-			{"What does Article 5 of the data protection regulation require for personal data?", "regs/regulation.md"},
-			{"What does Article 5 of the supply agreement between Acme and Beta say?", "deals/a-supply.md"},
+		// The first question names the regulation by its title ("Data
+		// Protection Regulation"): its Article 5 is looked up there only
+		// (issue 26). The second names no document's title: both Articles
+		// 5, the agreement's first.
+		for _, c := range []struct {
+			q, first string
+			want     int
+		}{
+			{"What does Article 5 of the data protection regulation require for personal data?", "regs/regulation.md", 1},
+			{"What does Article 5 of the supply agreement between Acme and Beta say?", "deals/a-supply.md", 2},
 		} {
 			resp := mustSearch(t, f.searcher(t), Request{Query: c.q, Layers: []string{"deals", "regs"}, TopK: 3})
 			var exact []string
@@ -60,8 +67,8 @@ func TestIssue12Routing(t *testing.T) {
 					exact = append(exact, r.Layer+"/"+r.File)
 				}
 			}
-			if len(exact) != 2 || exact[0] != c.first {
-				t.Errorf("%q: want both Articles 5, %s first, got %v", c.q, c.first, exact)
+			if len(exact) != c.want || exact[0] != c.first {
+				t.Errorf("%q: want %d Articles 5, %s first, got %v", c.q, c.want, c.first, exact)
 			}
 		}
 		// With nothing else to go by, file path order stands.

@@ -1,0 +1,453 @@
+package ask
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/stratakb/stratakb/queryd/internal/caller"
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
+	"github.com/stratakb/stratakb/queryd/internal/scrub"
+	"github.com/stratakb/stratakb/queryd/internal/store"
+	"github.com/stratakb/stratakb/schema"
+)
+
+// answer is one answer being built from a search's pass. respond runs its
+// stages in the order the spec gives the rules: named clauses first, then
+// the best passages that fit, the names passage, the status (by the best
+// score, the named clauses, the sentences of an extractive answer, the
+// names the question gives and the sections it names that do not exist),
+// the confidence and what the detailed answer adds, and the record.
+type answer struct {
+	a        *Asker
+	req      Request
+	q        *asked
+	variants []string
+	p        *pass
+	layers   []store.Layer
+	fallback *RoutingFallback
+	routed   map[string]bool
+
+	sections []retrieve.Section
+	cands    []retrieve.Candidate // the pass's candidates less those that repeat a section
+	scores   []float64            // their rerank scores; nil without
+	docs     map[int64]store.DocInfo
+	resp     *Response
+	n        int // passage ids handed out
+	report   ClauseReport
+
+	// The budget: chars used by the named clauses, then in tokens what is
+	// left and used by passages; costs are the candidates' costs.
+	usedChars  int
+	left, used int
+	costs      []int
+	keep       []int          // the candidates packed, in order
+	kept       map[int]string // candidate index → passage id
+	mode       string
+	namesChunk int64
+	namesNote  string
+
+	status     Status
+	notes      []string
+	ex         *extraction
+	confidence string
+}
+
+// respond builds the answer to a pass over layers.
+func (a *Asker) respond(ctx context.Context, req Request, q *asked, variants []string, p *pass, layers []store.Layer,
+	fallback *RoutingFallback, routed map[string]bool) (*Response, error) {
+	w := &answer{a: a, req: req, q: q, variants: variants, p: p, layers: layers, fallback: fallback, routed: routed,
+		resp: &Response{Passages: []Passage{}}, kept: map[int]string{}}
+	for _, stage := range []func(context.Context) error{
+		w.readCandidates,
+		w.packNamedClauses,
+		w.packBestPassages,
+		w.addGroundedNamesPassage,
+		w.statusFromScores,
+		w.extractSentences,
+		w.checkNames,
+		w.finish,
+		w.record,
+	} {
+		if err := stage(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return w.resp, nil
+}
+
+func (w *answer) nextID() string { w.n++; return fmt.Sprintf("S%d", w.n) }
+
+// readCandidates drops the candidates that repeat a named section's text
+// and reads the dates and labels of every document cited.
+func (w *answer) readCandidates(ctx context.Context) error {
+	w.sections = w.p.first.Sections
+	docIDs := map[int64]bool{}
+	for _, s := range w.sections {
+		docIDs[s.DocumentID] = true
+	}
+	for i, c := range w.p.candidates {
+		if repeatsSection(c, w.sections) {
+			continue
+		}
+		w.cands = append(w.cands, c)
+		if w.p.rerank != nil {
+			w.scores = append(w.scores, w.p.rerank[i])
+		}
+		docIDs[c.DocumentID] = true
+	}
+	w.docs = map[int64]store.DocInfo{}
+	if len(docIDs) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(docIDs))
+	for id := range docIDs {
+		ids = append(ids, id)
+	}
+	var err error
+	if w.docs, err = w.a.opt.Docs.Documents(ctx, ids); err != nil {
+		return store.CallerError(ctx, err, "read the documents' dates and labels")
+	}
+	return nil
+}
+
+// packNamedClauses hands back the clauses the question names first, each
+// within its share of the budget, and reports what became of them.
+func (w *answer) packNamedClauses(context.Context) error {
+	budgetChars := w.a.opt.Budget * CharsPerToken
+	clauses := make([]Clause, len(w.sections))
+	cites := make([]Citation, len(w.sections))
+	for i, s := range w.sections {
+		cites[i] = citation(s.Layer, s.File, s.Page, s.LineStart, s.LineEnd, s.ClausePath, w.docs[s.DocumentID])
+		clauses[i] = Clause{Text: s.Text, Overhead: overhead(fmt.Sprintf("S%d", i+1), s.Ref(), cites[i])}
+	}
+	fits, usedChars := FitClauses(clauses, budgetChars)
+	w.usedChars = usedChars
+	lk := w.p.first.Exact
+	w.report = ClauseReport{References: lk.LookedUp, Ignored: lk.Skipped, LayersNamed: len(w.req.Layers) > 0, AtLeast: lk.LimitHit}
+	if lk.Found > len(w.sections) {
+		w.report.Unread = lk.Found - len(w.sections)
+	}
+	for i, s := range w.sections {
+		w.report.Clauses = append(w.report.Clauses, NamedClause{Label: s.Reference, File: s.File, Fit: fits[i]})
+		if fits[i].LeftOut {
+			continue
+		}
+		ref := schema.Ref{DocumentID: s.DocumentID, Start: s.Start, End: s.Start + len(fits[i].Text)}
+		if !fits[i].Cut {
+			ref.End = s.End
+		}
+		w.resp.Passages = append(w.resp.Passages, Passage{ID: w.nextID(), Ref: ref.String(), Text: fits[i].Text,
+			Citation: cites[i], Match: "exact", Cut: fits[i].Cut || s.Cut, OutsideRouting: w.outside(s.Layer)})
+	}
+	return nil
+}
+
+// outside says whether a passage of layer came in only through a routing
+// fallback.
+func (w *answer) outside(layer string) bool { return len(w.routed) > 0 && !w.routed[layer] }
+
+// packBestPassages adds the best candidates that fit what is left of the
+// budget, in order.
+func (w *answer) packBestPassages(context.Context) error {
+	w.costs = make([]int, len(w.cands))
+	cites := make([]Citation, len(w.cands))
+	for i, c := range w.cands {
+		cites[i] = citation(c.Layer, c.File, c.Page, c.LineStart, c.LineEnd, c.ClausePath, w.docs[c.DocumentID])
+		w.costs[i] = Tokens(c.Text) + (overhead(fmt.Sprintf("S%d", w.n+i+1), c.Ref(), cites[i])+CharsPerToken-1)/CharsPerToken
+	}
+	w.left = w.a.opt.Budget - (w.usedChars+CharsPerToken-1)/CharsPerToken
+	w.keep, w.used = Pack(w.costs, w.left, MaxPassages-len(w.resp.Passages), len(w.resp.Passages) == 0)
+	for _, i := range w.keep {
+		c := w.cands[i]
+		id := w.nextID()
+		w.kept[i] = id
+		w.resp.Passages = append(w.resp.Passages, Passage{ID: id, Ref: c.Ref(), Text: c.Text, Citation: cites[i],
+			OutsideRouting: w.outside(c.Layer)})
+	}
+	layerByName := map[string]store.Layer{}
+	for _, l := range w.layers {
+		layerByName[l.Name] = l
+	}
+	w.mode = answerMode(w.req, w.resp.Passages, w.layers, layerByName)
+	return nil
+}
+
+// room is the budget left, in characters, for the names passage.
+func (w *answer) room() int { return (w.left - w.used) * CharsPerToken }
+
+// giveWay returns what drops the weakest packed passage to make room for
+// the names passage, never the first passage nor one that stay says must
+// stay, and reports whether one gave way.
+func (w *answer) giveWay(stay func(i int) bool) func() bool {
+	return func() bool {
+		last := len(w.resp.Passages) - 1
+		if len(w.keep) == 0 || last < 1 || stay(last) {
+			return false
+		}
+		ci := w.keep[len(w.keep)-1]
+		w.keep = w.keep[:len(w.keep)-1]
+		delete(w.kept, ci)
+		w.resp.Passages = w.resp.Passages[:last]
+		w.used -= w.costs[ci]
+		w.n--
+		return true
+	}
+}
+
+// addGroundedNamesPassage: when the question names something (a
+// contract's parties) that no returned passage holds but their documents
+// do, the part of the document that holds it comes back too, so a grounded
+// answer shows which document it is from.
+func (w *answer) addGroundedNamesPassage(ctx context.Context) error {
+	if w.mode != ModeGrounded || len(w.resp.Passages) == 0 {
+		return nil
+	}
+	var order []int64
+	returned := map[int64]bool{}
+	for _, s := range w.sections {
+		order = append(order, s.DocumentID)
+	}
+	for _, i := range w.keep {
+		order = append(order, w.cands[i].DocumentID)
+		returned[w.cands[i].ChunkID] = true
+	}
+	var err error
+	w.namesChunk, w.namesNote, err = w.a.addNamesPassage(ctx, w.q.names, w.resp, passageSources(w.resp.Passages), nil, order,
+		returned, w.docs, w.room, w.giveWay(func(int) bool { return false }), w.nextID)
+	return err
+}
+
+// statusFromScores: an exact section the question names is a found
+// answer; otherwise the best returned passage's score on the basis. The
+// named clauses' report and the sections that are not there add notes.
+func (w *answer) statusFromScores(context.Context) error {
+	p := w.p
+	switch {
+	case w.report.Returned():
+		w.status = Found
+	case len(w.keep) == 0:
+		w.status = NotFound
+	case p.basis == basisNone:
+		// Passages came back but nothing can say how well they match: not
+		// found would hide them, found would claim too much.
+		w.status = PartlyFound
+		w.resp.Warning = "How well these passages answer the question could not be judged: there is no reranker and no query vector, so they are ranked by their words only. Read them before relying on them."
+	default:
+		best := 0.0
+		for _, i := range w.keep {
+			best = math.Max(best, scoreOf(p, w.cands, w.scores, i))
+		}
+		w.status = StatusFor(best, p.high, p.med)
+	}
+	w.status, w.notes = w.report.Apply(w.status)
+	w.notes = append(w.notes, p.first.Exact.MissingNotes...)
+	if w.req.Mode == ModeGrounded && w.mode == ModeExtractive && len(w.resp.Passages) > 0 {
+		w.notes = append(w.notes, "The answer stays extractive: a returned passage comes from a layer whose answer mode is extractive, which mode grounded cannot loosen.")
+	}
+	return nil
+}
+
+// extractSentences: an extractive answer's status is judged on the
+// sentences it quotes (extractive.go), and its names passage comes from
+// the documents of those sentences, within what is left of the budget;
+// only a passage no chosen sentence comes from gives way to it.
+func (w *answer) extractSentences(ctx context.Context) error {
+	if w.mode != ModeExtractive || len(w.resp.Passages) == 0 {
+		return nil
+	}
+	ex, err := w.a.extract(ctx, w.q, w.resp.Passages, w.kept, w.cands, w.scores, w.report)
+	if err != nil {
+		return err
+	}
+	w.ex = ex
+	w.status, _ = w.report.Apply(ex.status)
+	w.notes = append(w.notes, ex.notes...)
+	order, returned := ex.documents(w.resp.Passages, w.kept, w.cands)
+	w.namesChunk, w.namesNote, err = w.a.addNamesPassage(ctx, w.q.names, w.resp, ex.nameSources(w.resp.Passages), ex.namesHits,
+		order, returned, w.docs, w.room, w.giveWay(ex.uses), w.nextID)
+	return err
+}
+
+// sources are what the names check reads: the passages, or for an
+// extractive answer the chosen sentences and its names passage.
+func (w *answer) sources() []NameSource {
+	if w.ex == nil {
+		return passageSources(w.resp.Passages)
+	}
+	sources := w.ex.nameSources(w.resp.Passages)
+	if w.namesChunk != 0 {
+		last := w.resp.Passages[len(w.resp.Passages)-1]
+		sources = append(sources, NameSource{Text: last.Text, File: last.Citation.File})
+	}
+	return sources
+}
+
+// checkNames applies the names rule with the question's distinctive names
+// (a name most passages of the layers hold does not decide), then the
+// rule of sections that do not exist: a section the question names that
+// is not there makes the answer not_found, whatever the passages say.
+func (w *answer) checkNames(ctx context.Context) error {
+	names, err := w.a.distinctiveNames(ctx, w.q.names, w.layers)
+	if err != nil {
+		return err
+	}
+	nc := CheckNames(w.status, names, w.sources(), w.report.Returned(), w.mode == ModeGrounded)
+	w.status = nc.Status
+	if nc.Note != "" {
+		w.notes = append(w.notes, nc.Note)
+	}
+	if w.namesNote != "" {
+		w.notes = append(w.notes, w.namesNote)
+	}
+	if sectionMissing(w.p.first.Exact) && !w.report.Returned() {
+		w.status = NotFound
+	}
+	return nil
+}
+
+// finish quotes the extractive answer's sentences, and sets the mode,
+// notes, next step, confidence and, for the detailed format, the rest.
+func (w *answer) finish(ctx context.Context) error {
+	if w.ex != nil {
+		if err := w.a.finishExtractive(ctx, w.req, w.resp, w.ex, w.status); err != nil {
+			return err
+		}
+	}
+	resp, p := w.resp, w.p
+	resp.Mode = w.mode
+	resp.Notes = w.notes
+	resp.NextStep = NextStep(w.status, layerNames(w.layers), len(w.req.Layers) > 0, len(w.req.Layers) > 0 || w.fallback == nil)
+	w.confidence = "low"
+	switch {
+	case w.report.Returned():
+		w.confidence = "high"
+	case p.best >= p.high && p.atMedium >= 3:
+		w.confidence = "high"
+	case p.best >= p.med:
+		w.confidence = "medium"
+	}
+	if w.status == NotFound && len(resp.Passages) == 0 {
+		resp.Warning = "Nothing in the searched layers matched the question."
+	}
+	if w.req.ResponseFormat != FormatDetailed {
+		resp.Status = string(w.status)
+		return nil
+	}
+	w.detail()
+	return nil
+}
+
+// degraded says what the answer was judged without.
+func (w *answer) degraded() []string {
+	a, p := w.a, w.p
+	var out []string
+	if a.opt.Reranker == nil {
+		why := a.opt.NoReranker
+		if why == "" {
+			why = "reranking is off (RERANKING_ENABLED=false)"
+		}
+		out = append(out, why+": passages keep the fusion order and confidence is judged on similarity")
+	} else if p.rerankErr != nil {
+		out = append(out, fmt.Sprintf("the reranker %s failed (%v): passages keep the fusion order and confidence is judged on similarity", a.opt.Reranker.Name(), p.rerankErr))
+	}
+	if e := p.first.EmbedError; e != nil {
+		out = append(out, e.Error()+": passages come from the lexical channel only")
+	}
+	if len(p.first.MissingVectors) > 0 {
+		out = append(out, "layers without complete vectors, searched by their words only: "+strings.Join(p.first.MissingVectors, ", "))
+	}
+	return out
+}
+
+// detail fills what the detailed format adds: status and confidence with
+// their basis, the searches, the layers, each candidate and each source.
+func (w *answer) detail() {
+	resp, p := w.resp, w.p
+	resp.Status, resp.AnswerStatus = "ok", string(w.status)
+	resp.Confidence, resp.Basis = w.confidence, p.basis
+	if w.confidence == "low" && resp.Warning == "" {
+		// Low confidence carries a warning (the spec's Confidence table),
+		// with passages or without.
+		resp.Warning = fmt.Sprintf("Confidence is low: no passage reaches the medium mark (%s %.2f). The knowledge base probably does not cover this: try other terms or another layer.", p.basis, p.med)
+	}
+	resp.QueryVariants = w.variants
+	resp.SearchedLayers = layerNames(w.layers)
+	resp.RoutingFallback = w.fallback
+	resp.Degraded = w.degraded()
+	top := 0.0
+	for _, c := range w.cands {
+		top = math.Max(top, c.Fused)
+	}
+	for i, c := range w.cands {
+		rc := RetrievedChunk{ChunkID: c.ChunkID, Ref: c.Ref(), Layer: c.Layer, File: c.File,
+			Similarity: round(c.Similarity), Passage: w.kept[i], Explain: explain(c)}
+		if why := p.placed[c.ChunkID]; why != "" {
+			rc.Explain += ", " + why
+		}
+		if top > 0 {
+			rc.Score = round(c.Fused / top)
+		}
+		if w.scores != nil {
+			s := round(w.scores[i])
+			rc.RerankScore = &s
+		}
+		resp.RetrievedChunks = append(resp.RetrievedChunks, rc)
+	}
+	if !w.req.sources() {
+		return
+	}
+	for _, ps := range resp.Passages {
+		ss := SourceScore{Passage: ps.ID, File: ps.Citation.File, Layer: ps.Citation.Layer}
+		for i, id := range w.kept {
+			if id == ps.ID {
+				ss.RelevanceScore = round(scoreOf(p, w.cands, w.scores, i))
+			}
+		}
+		if ps.Match == "exact" {
+			ss.RelevanceScore = 1
+		}
+		resp.Sources = append(resp.Sources, ss)
+	}
+}
+
+// record stores the interaction for the learning loop, the question
+// scrubbed unless raw queries are kept.
+func (w *answer) record(ctx context.Context) error {
+	a := w.a
+	if a.opt.Recorder == nil {
+		return nil
+	}
+	q, vs := w.req.Question, slices.Clone(w.variants)
+	if !a.opt.RawQueries {
+		q = scrub.Text(q)
+		for i := range vs {
+			vs[i] = scrub.Text(vs[i])
+		}
+	}
+	in := Interaction{Caller: caller.From(ctx), Tool: "strata_ask", Question: q,
+		Layers: layerNames(w.layers), Variants: vs, Status: string(w.status), Confidence: w.confidence}
+	in.PassageChunks = map[string]int64{}
+	for _, i := range w.keep {
+		in.ChunkIDs = append(in.ChunkIDs, w.cands[i].ChunkID)
+		in.PassageChunks[w.kept[i]] = w.cands[i].ChunkID
+	}
+	for _, ps := range w.resp.Passages {
+		switch ps.Match {
+		case MatchNames:
+			in.ChunkIDs = append(in.ChunkIDs, w.namesChunk)
+			in.PassageChunks[ps.ID] = w.namesChunk
+		case "exact":
+			in.ExactPassages = append(in.ExactPassages, ps.ID)
+		}
+	}
+	id, err := a.opt.Recorder.RecordInteraction(ctx, in)
+	if err != nil {
+		a.log.Warn("interaction_not_recorded", "err", err.Error())
+	} else {
+		w.resp.InteractionID = id
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+// Package question parses a question once into what the stages of a search
+// read: the clause references it names, the document numbers it writes and
+// its words folded for matching titles. Routing, retrieval, the names check
+// and the status rules read this value instead of parsing the text again.
+package question
+
+import "github.com/stratakb/stratakb/structure"
+
+// Question is one question, parsed.
+type Question struct {
+	// Text is the question as written.
+	Text string
+	// References are the clause references it names ("clause 7.2",
+	// "Article 41", a bare "4.3.2"), in order (structure.ParseReferences).
+	References []structure.Reference
+	// Numbers are the series numbers it writes that may name a document
+	// ("PEP 572", "RFC 5321"; structure.NamedNumbers).
+	Numbers []structure.NamedNumber
+	// Folded is Text in lower case, runs of letters and digits one space
+	// apart, with a space at each end: what a title is looked for in.
+	Folded string
+}
+
+// Parse parses text.
+func Parse(text string) *Question {
+	return &Question{
+		Text:       text,
+		References: structure.ParseReferences(text),
+		Numbers:    structure.NamedNumbers(text),
+		Folded:     " " + structure.FoldWords(text) + " ",
+	}
+}
+
+// NumberKeys are the keys of Numbers ("pep 572"), in order.
+func (q *Question) NumberKeys() []string {
+	out := make([]string, len(q.Numbers))
+	for i, n := range q.Numbers {
+		out[i] = n.Key
+	}
+	return out
+}
+
+// NumberAsWritten is the number of key as the question writes it ("PEP
+// 572" for "pep 572"); "" when it writes none.
+func (q *Question) NumberAsWritten(key string) string {
+	for _, n := range q.Numbers {
+		if n.Key == key {
+			return n.Raw
+		}
+	}
+	return ""
+}
