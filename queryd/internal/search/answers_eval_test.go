@@ -164,7 +164,7 @@ func evalAnswerSplit(t *testing.T, s *Searcher, split string, qs []answers.Quest
 	byKindRouted := summarise(routed)
 	t.Logf("%-13s %4s | %-20s | %-20s", "kind", "n", "named hit@1 @5 MRR", "routed hit@1 @5 MRR")
 	for _, k := range answers.Kinds {
-		if k == answers.KindUnanswerable {
+		if (answers.Question{Kind: k}).Unanswerable() {
 			continue
 		}
 		n, r := byKindNamed[k], byKindRouted[k]
@@ -184,7 +184,7 @@ func evalAnswerSplit(t *testing.T, s *Searcher, split string, qs []answers.Quest
 	t.Logf("latency per question (median, layer named / routed): %s / %s", medianDur(named), medianDur(routed))
 	for way, runs := range map[string][]answersRun{"named": named, "routed": routed} {
 		for _, r := range runs {
-			if r.q.Kind != answers.KindUnanswerable && r.rank != 1 && testing.Verbose() && os.Getenv("STRATA_EVAL_MISSES") == "1" {
+			if !r.q.Unanswerable() && r.rank != 1 && testing.Verbose() && os.Getenv("STRATA_EVAL_MISSES") == "1" {
 				t.Logf("miss %s %s (rank %d, %s): %s\n\t%s", way, r.q.ID, r.rank, r.confidence, r.q.Question, strings.Join(r.top, "\n\t"))
 			}
 		}
@@ -345,7 +345,7 @@ type kindScore struct {
 func summarise(runs []answersRun) map[string]kindScore {
 	out := map[string]kindScore{}
 	for _, r := range runs {
-		if r.q.Kind == answers.KindUnanswerable {
+		if r.q.Unanswerable() {
 			continue
 		}
 		s := out[r.q.Kind]
@@ -386,7 +386,7 @@ func separation(runs []answersRun) sepScore {
 	unMarks, rightMarks := map[string]int{}, map[string]int{}
 	for _, r := range runs {
 		switch {
-		case r.q.Kind == answers.KindUnanswerable:
+		case r.q.Unanswerable():
 			s.nUnans++
 			unMarks[r.confidence]++
 			unSim = append(unSim, r.topSim)
@@ -421,7 +421,7 @@ func exactFirst(runs []answersRun) string {
 func wrongHigh(runs []answersRun) string {
 	n, k := 0, 0
 	for _, r := range runs {
-		if r.q.Kind != answers.KindUnanswerable && r.rank != 1 {
+		if !r.q.Unanswerable() && r.rank != 1 {
 			n++
 			if r.confidence == "high" {
 				k++
@@ -486,7 +486,7 @@ func setupAnswers(t *testing.T, env string) ([]answers.Layer, []answers.Question
 func similarityAUC(runs []answersRun) float64 {
 	var pos, neg []float64
 	for _, r := range runs {
-		if r.q.Kind == answers.KindUnanswerable {
+		if r.q.Unanswerable() {
 			neg = append(neg, r.bestSim)
 		} else {
 			pos = append(pos, r.bestSim)
