@@ -73,6 +73,9 @@ func parseText(data []byte, modTime time.Time, rst bool) (*schema.ParsedDoc, err
 			doc.Title = rstTitle(text[doc.BodyStart:])
 		}
 	}
+	if doc.Title == "" {
+		doc.Title = rfcTitle(text)
+	}
 	if doc.Date == "" {
 		doc.Date, doc.DateSource = fileDate(modTime)
 	}
@@ -159,4 +162,40 @@ func quoteShort(s string) string {
 		s = s[:cut] + "…"
 	}
 	return `"` + s + `"`
+}
+
+var rfcNumberLine = regexp.MustCompile(`(?m)^Request for Comments:[ \t]*[0-9]+`)
+
+// rfcTitle returns the title of an IETF RFC in its original plain text: the
+// indented line or lines after the front page's header block (the one
+// holding "Request for Comments: N"), before "Status of this Memo" or
+// "Abstract". "" for any other text.
+func rfcTitle(text string) string {
+	head := text[:min(len(text), 4000)]
+	loc := rfcNumberLine.FindStringIndex(head)
+	if loc == nil {
+		return ""
+	}
+	lines := strings.Split(head[loc[0]:], "\n")
+	i := 0
+	for i < len(lines) && strings.TrimSpace(lines[i]) != "" {
+		i++ // the header block's two columns
+	}
+	var title []string
+	for ; i < len(lines) && len(title) < 3; i++ {
+		line := strings.TrimRight(lines[i], "\r \t")
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "" && len(title) > 0:
+			return strings.Join(title, " ")
+		case t == "":
+			continue
+		case line == t || strings.Contains(t, "   "):
+			// Flush left ("Status of this Memo", "Abstract") or two
+			// columns: not a title.
+			return strings.Join(title, " ")
+		}
+		title = append(title, t)
+	}
+	return strings.Join(title, " ")
 }
