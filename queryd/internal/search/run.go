@@ -290,10 +290,15 @@ func describeFilter(f map[string]string) string {
 // judge sets the confidence level from the similarities of the exact
 // sections and of the first retrieve.ConfidenceWindow passages of the
 // ranking, whatever top_k (so the level, and routing's fallback, do not
-// change with top_k): high when the best reaches the high mark and three or
-// more reach the medium mark, medium when the best reaches the medium mark,
-// else low with a warning. An exact section the question names makes the
-// level high (a bare "7.2" that may be a version: at least medium).
+// change with top_k), and from the evidence the returned passages give
+// (evidence.go). Similarity alone: high when the best reaches the high mark
+// and three or more reach the medium mark, medium when the best reaches
+// the medium mark, else low with a warning. Evidence raises that: an exact
+// section the question names makes the level high (a bare "7.2" that may
+// be a version: at least medium); a phrase or a code of the question in
+// the first result makes it at least medium, and high when the best
+// similarity also reaches the medium mark. resp.Evidence lists the
+// evidence that raised the level (none when similarity alone set it).
 func judge(resp *Response, p retrieve.Params, out *retrieve.Outcome) {
 	best, atMedium := 0.0, 0
 	sims := slices.Clone(out.JudgeSimilarities)
@@ -318,12 +323,27 @@ func judge(resp *Response, p retrieve.Params, out *retrieve.Outcome) {
 			atMedium++
 		}
 	}
+	var ev []Evidence
+	if len(resp.Results) > 0 {
+		ev = evidenceOf(resp.Query, resp.Results[0].Text, resp.Results[0].File)
+	}
+	raise := func(level string, e ...Evidence) {
+		resp.Confidence = level
+		for _, x := range e {
+			resp.Evidence = append(resp.Evidence, string(x))
+		}
+	}
 	switch {
 	case named && len(resp.Results) > 0:
 		// The question names the section and the section came back
 		// verbatim: that is the answer asked for, whatever its words'
 		// similarity (issue 12, class 10).
-		resp.Confidence = "high"
+		raise("high", EvidenceExactSection)
+	case !out.SimilarityAvailable && len(ev) > 0:
+		// The first passage holds the question's phrase or code: that
+		// does not depend on a similarity, though without one it is not
+		// high.
+		raise("medium", ev...)
 	case !out.SimilarityAvailable:
 		resp.Confidence = "low"
 		resp.Warning = "Confidence could not be judged: no similarity between the query and the passages was available, so results are ranked by their words only. Check that they answer the question."
@@ -332,8 +352,14 @@ func judge(resp *Response, p retrieve.Params, out *retrieve.Outcome) {
 		resp.Warning = "Nothing matched. The knowledge base probably does not cover this: try other terms or another layer."
 	case best >= p.ConfidenceHigh && atMedium >= 3:
 		resp.Confidence = "high"
-	case best >= p.ConfidenceMedium || weakNamed:
+	case best >= p.ConfidenceMedium && len(ev) > 0:
+		raise("high", ev...)
+	case best >= p.ConfidenceMedium:
 		resp.Confidence = "medium"
+	case weakNamed:
+		raise("medium", EvidenceExactSection)
+	case len(ev) > 0:
+		raise("medium", ev...)
 	default:
 		resp.Confidence = "low"
 		resp.Warning = "No passage is close to the query in meaning. The knowledge base probably does not cover this: try other terms or another layer."

@@ -140,6 +140,10 @@ type Response struct {
 	// Confidence is high, medium or low, judged on Basis.
 	Confidence string `json:"confidence"`
 	Basis      string `json:"basis"`
+	// Evidence says what, besides similarity, raised the level:
+	// exact_section, phrase, code (named_document is reserved); absent when
+	// similarity alone set it (evidence.go).
+	Evidence []string `json:"evidence,omitempty"`
 	// Warning comes with low confidence.
 	Warning string `json:"warning,omitempty"`
 	// Note says what is missing: exact sections not returned, references not
