@@ -58,11 +58,18 @@ func TestHonestStatuses(t *testing.T) {
 		_ = i
 	}
 	codes := writeFolder(t, "codes", map[string]string{"currencies.csv": rows.String()})
+	supply := writeFolder(t, "supply", map[string]string{
+		"acme-beta.md": "# Supply agreement\n\nThis agreement is made between Acme Widgets Ltd and Beta Logistics GmbH.\n\n" +
+			"## 1 Term\n\nIt runs for two years.\n\n## 2 Price\n\nThe price is fixed.\n\n## 3 Notice\n\nNotice is given in writing.\n",
+		"gamma-delta.md": "# Supply agreement\n\nThis agreement is made between Gamma Foods Inc and Delta Freight Ltd.\n\n" +
+			"## 1 Term\n\nIt runs for one year.\n\n## 9 Liability\n\nLiability for late delivery is capped at the freight paid.\n",
+	})
 	opt := ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})}
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "peps", Root: peps, RoutingPatterns: []string{"PEP"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "regs", Root: regs, RoutingPatterns: []string{"regulation"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "deals", Root: deals, RoutingPatterns: []string{"agreement"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "codes", Root: codes, RoutingPatterns: []string{"currency"}}, opt)
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "supply", Root: supply}, opt)
 	ctx := context.Background()
 	st, err := store.OpenCorpus(ctx, dbtest.QuerydURL(t, url))
 	if err != nil {
@@ -125,6 +132,30 @@ func TestHonestStatuses(t *testing.T) {
 		if r.Status != string(Found) || len(r.Passages) == 0 || r.Passages[0].Match != "exact" ||
 			!strings.Contains(r.Passages[0].Text, "record 12") {
 			t.Errorf("status %s, passages %q, want Article 12 exact and found", r.Status, files(r))
+		}
+	})
+	t.Run("DocumentTheLayersLack", func(t *testing.T) {
+		// The peps layer holds PEP 380 and PEP 525; no passage mentions
+		// PEP 484.
+		r := ask(t, a, Request{Question: "What does PEP 484 propose for generators?", Layers: []string{"peps"}})
+		if r.Status != string(NotFound) || !hasNote(r, "PEP 484, which is not among the documents searched", "PEP 380, PEP 525") {
+			t.Errorf("status %s, notes %q", r.Status, r.Notes)
+		}
+		// PEP 380 is mentioned by PEP 525's text but is a document too:
+		// no such note.
+		ok := ask(t, a, Request{Question: "What does PEP 380 propose?", Layers: []string{"peps"}})
+		if hasNote(ok, "not among the documents searched") {
+			t.Errorf("a document the layer has: notes %q", ok.Notes)
+		}
+	})
+	t.Run("SectionOfADocumentNamedByItsParties", func(t *testing.T) {
+		r := ask(t, a, Request{Question: "What does section 9 of the Acme–Beta supply agreement say about liability?", Layers: []string{"supply"}})
+		if r.Status != string(NotFound) || !hasNote(r, "acme-beta.md has no section 9") {
+			t.Errorf("status %s, passages %q, notes %q: want not_found, not Gamma–Delta's section 9", r.Status, files(r), r.Notes)
+		}
+		ok := ask(t, a, Request{Question: "What does section 9 of the Gamma–Delta supply agreement say about liability?", Layers: []string{"supply"}})
+		if ok.Status != string(Found) || len(ok.Passages) == 0 || ok.Passages[0].Citation.File != "gamma-delta.md" {
+			t.Errorf("status %s, passages %q: want gamma-delta.md's section 9", ok.Status, files(ok))
 		}
 	})
 	t.Run("CommonNameDoesNotDecide", func(t *testing.T) {

@@ -2,7 +2,9 @@ package ask
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/stratakb/stratakb/queryd/internal/question"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
@@ -108,4 +110,34 @@ func (a *Asker) distinctiveNames(ctx context.Context, names []Name, layers []sto
 		}
 	}
 	return out, nil
+}
+
+// absentNote says which documents the question names by number are not
+// among the searched layers' documents of that series ("RFC 5246"), when
+// no source mentions them either; "" when there are none such. Such an
+// answer is not_found: what the question asks about is not there.
+func absentNote(absent []retrieve.AbsentDoc, sources []NameSource) string {
+	var notes []string
+	for _, d := range absent {
+		key := fold(d.Raw)
+		held := false
+		for _, s := range sources {
+			held = held || foldText(s.Text).contains(key) || foldText(s.File).contains(key)
+		}
+		if held {
+			continue
+		}
+		ks := make([]string, len(d.Held))
+		for i, k := range d.Held {
+			sr, num, _ := strings.Cut(k, " ")
+			ks[i] = strings.ToUpper(sr) + " " + num
+		}
+		more := ""
+		if len(ks) == 8 {
+			more = ", …"
+		}
+		notes = append(notes, fmt.Sprintf("The question names %s, which is not among the documents searched (they hold %s%s) and which no returned passage mentions.",
+			d.Raw, strings.Join(ks, ", "), more))
+	}
+	return strings.Join(notes, " ")
 }

@@ -287,8 +287,10 @@ func (w *answer) sources() []NameSource {
 
 // checkNames applies the names rule with the question's distinctive names
 // (a name most passages of the layers hold does not decide), then the
-// rule of sections that do not exist: a section the question names that
-// is not there makes the answer not_found, whatever the passages say.
+// rules of sections and documents that do not exist: a section the
+// question names that is not there, or a document it names by number in a
+// series the layers hold that none of them is and no passage mentions,
+// makes the answer not_found, whatever the passages say.
 func (w *answer) checkNames(ctx context.Context) error {
 	names, err := w.a.distinctiveNames(ctx, w.q.names, w.layers)
 	if err != nil {
@@ -304,6 +306,10 @@ func (w *answer) checkNames(ctx context.Context) error {
 	}
 	if sectionMissing(w.p.first.Exact) && !w.report.Returned() {
 		w.status = NotFound
+	}
+	if note := absentNote(w.p.first.Absent, w.sources()); note != "" {
+		w.status = NotFound
+		w.notes = append(w.notes, note)
 	}
 	return nil
 }

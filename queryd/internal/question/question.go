@@ -19,6 +19,10 @@ type Question struct {
 	// Folded is Text in lower case, runs of letters and digits one space
 	// apart, with a space at each end: what a title is looked for in.
 	Folded string
+	// Parties are the words of the proper names it writes, such as a
+	// contract's parties ("Cano Petroleum", "Boyd"), folded to lower-case
+	// letters and digits ("cano", "petroleum", "boyd"); see properNames.
+	Parties []string
 }
 
 // Parse parses text.
@@ -28,7 +32,19 @@ func Parse(text string) *Question {
 		References: structure.ParseReferences(text),
 		Numbers:    structure.NamedNumbers(text),
 		Folded:     " " + structure.FoldWords(text) + " ",
+		Parties:    properNames(text),
 	}
+}
+
+// Explicit reports whether the question names a section explicitly
+// ("Article 41", "section 8.7"), not only by a bare number.
+func (q *Question) Explicit() bool {
+	for _, r := range q.References {
+		if r.Explicit() {
+			return true
+		}
+	}
+	return false
 }
 
 // NumberKeys are the keys of Numbers ("pep 572"), in order.

@@ -20,3 +20,18 @@ func TestParse(t *testing.T) {
 		t.Error("a number the question does not write")
 	}
 }
+
+func TestProperNames(t *testing.T) {
+	cases := map[string][]string{
+		"What does section 22 of the Cano Petroleum–Boyd sponsorship agreement provide?":                                  {"cano", "petroleum", "boyd"},
+		"What does section 21 of the software license and maintenance agreement between Sparkling Spring and Garman say?": {"sparkling", "spring", "garman"},
+		"Under Article 5, may Acme Corp. assign it to Beta?":                                                              {"acme", "corp", "beta"},
+		"What does RFC 5321 say in section 4.1?":                                                                          nil,
+		"Which law governs?":                                                                                              nil,
+	}
+	for q, want := range cases {
+		if got := properNames(q); !slices.Equal(got, want) {
+			t.Errorf("properNames(%q) = %q, want %q", q, got, want)
+		}
+	}
+}

@@ -10,6 +10,10 @@ import (
 	"github.com/stratakb/stratakb/schema"
 )
 
+// separateKind are the kinds numbered apart from a document's body: a
+// document may have none of them.
+var separateKind = map[string]bool{schema.KindAnnex: true, schema.KindAppendix: true, schema.KindSchedule: true}
+
 // kindPlural names a kind of section in a note, in the plural.
 var kindPlural = map[string]string{
 	schema.KindClause: "clauses", schema.KindSection: "sections", schema.KindArticle: "articles",
@@ -71,7 +75,7 @@ func hasOutline(outline []store.OutlineEntry, doc int64) bool {
 }
 
 func docLabel(d NamedDoc) string {
-	if d.By != "" && d.By != d.File {
+	if d.By != "" && d.By != d.File && d.By != byParties {
 		return fmt.Sprintf("%s (%s)", d.By, d.File)
 	}
 	return d.File
@@ -112,7 +116,10 @@ func describeOutline(outline []store.OutlineEntry, doc int64, asked string) stri
 		parts = append(parts, fmt.Sprintf("its %s are %s", name, compactRuns(nums[k])))
 	}
 	s := strings.Join(parts, ", ")
-	if _, has := nums[asked]; !has && kindPlural[asked] != "" {
+	// "no annexes" says something; "no sections" of a document whose
+	// clauses are numbered would not (a section number is looked up
+	// among its clauses too).
+	if _, has := nums[asked]; !has && separateKind[asked] {
 		s += " and it has no " + kindPlural[asked]
 	}
 	return s

@@ -44,8 +44,10 @@ func (s *Snapshot) NamedDocuments(ctx context.Context, q *question.Question, lay
 }
 
 // NamedDocuments returns the documents of the layers that q names, at
-// most MaxNamedDocs: by number first, then by title. A number or title
-// that more than MaxNamedDocs documents share names none of them.
+// most MaxNamedDocs: by number first, then by title, else (for a question
+// that names a section) by the parties it names. A number that more than
+// MaxNamedDocs documents share, or a title more than one has, names none
+// of them.
 func NamedDocuments(ctx context.Context, st Corpus, q *question.Question, layers []store.Layer) ([]NamedDoc, error) {
 	keys := q.NumberKeys()
 	docs, err := st.DocumentsNamed(ctx, layerIDs(layers), keys, q.Folded, namedCandidates)
@@ -82,12 +84,73 @@ func NamedDocuments(ctx context.Context, st Corpus, q *question.Question, layers
 		return len(titles[i]) > len(titles[j]) || len(titles[i]) == len(titles[j]) && titles[i] < titles[j]
 	})
 	for _, t := range titles {
-		if len(byTitle[t]) <= MaxNamedDocs && !insideLonger(t, titles) {
+		// A title several documents share ("Supply agreement") singles
+		// out none of them.
+		if len(byTitle[t]) == 1 && !insideLonger(t, titles) {
 			out = append(out, byTitle[t]...)
 		}
 	}
 	if len(out) > MaxNamedDocs {
 		out = out[:MaxNamedDocs]
+	}
+	if len(out) == 0 && q.Explicit() && len(q.Parties) > 0 {
+		return namedByParties(ctx, st, q, layers)
+	}
+	return out, nil
+}
+
+// byParties is NamedDoc.By for a document named by its parties.
+const byParties = "the parties"
+
+// namedByParties: a question that names a section of a document it calls by
+// its parties ("section 22 of the Cano Petroleum–Boyd sponsorship
+// agreement") names the documents whose start or path holds every party,
+// when at most MaxNamedDocs do: the section is looked up there.
+func namedByParties(ctx context.Context, st Corpus, q *question.Question, layers []store.Layer) ([]NamedDoc, error) {
+	docs, err := st.DocumentsHolding(ctx, layerIDs(layers), q.Parties, MaxNamedDocs+1)
+	if err != nil || len(docs) > MaxNamedDocs {
+		return nil, err
+	}
+	out := make([]NamedDoc, len(docs))
+	for i, d := range docs {
+		out[i] = NamedDoc{DocumentID: d.DocumentID, LayerID: d.LayerID, Layer: d.Layer, File: d.File, Title: d.Title,
+			By: byParties}
+	}
+	return out, nil
+}
+
+// AbsentDoc is a document a question names by number that no document of
+// the searched layers is, in a series they hold ("RFC 5246" beside RFC
+// 3339 and RFC 5321).
+type AbsentDoc struct {
+	Raw  string   // as written
+	Held []string // keys of the series the layers hold, up to eight
+}
+
+// AbsentDocuments returns the numbers q writes that name no document of
+// the layers while some document of the layers is of that series.
+func AbsentDocuments(ctx context.Context, st Corpus, q *question.Question, layers []store.Layer, named []NamedDoc) ([]AbsentDoc, error) {
+	var missing []structure.NamedNumber
+	var series []string
+	for _, n := range q.Numbers {
+		if !slices.ContainsFunc(named, func(d NamedDoc) bool { return d.By == n.Raw }) {
+			missing = append(missing, n)
+			sr, _, _ := strings.Cut(n.Key, " ")
+			series = append(series, sr)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	held, err := st.SeriesHeld(ctx, layerIDs(layers), series)
+	if err != nil {
+		return nil, err
+	}
+	var out []AbsentDoc
+	for i, n := range missing {
+		if ks := held[series[i]]; len(ks) > 0 && !slices.Contains(ks, n.Key) {
+			out = append(out, AbsentDoc{Raw: n.Raw, Held: ks})
+		}
 	}
 	return out, nil
 }

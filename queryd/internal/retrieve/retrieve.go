@@ -403,8 +403,11 @@ type Outcome struct {
 	// layer of the knowledge base holds (not only the layers searched).
 	Words, Unknown []string
 	// Named are the documents of the searched layers the query names
-	// (named.go); their best passage is first among Candidates.
-	Named []NamedDoc
+	// (named.go); their best passage is first among Candidates. Absent
+	// are the numbers it writes of a series the layers hold that no
+	// document of theirs has.
+	Named  []NamedDoc
+	Absent []AbsentDoc
 }
 
 // UnknownShare is the share of the query's words no layer holds.
@@ -441,6 +444,9 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 		return nil, storeErr("find the documents the query names", err)
 	}
 	out.Named = named
+	if out.Absent, err = AbsentDocuments(ctx, st, r.parsed(), layers, named); err != nil {
+		return nil, storeErr("read the document series of the layers", err)
+	}
 	exact, lookup, err := r.exactSections(ctx, ids, named)
 	if err != nil {
 		return nil, storeErr("look up the sections the query names", err)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -431,7 +432,11 @@ func askOne(t *testing.T, a *ask.Asker, dn distinctiveNames, q answers.Question,
 		r.namesNote = r.namesNote || strings.HasPrefix(n, "The question asks about ")
 	}
 	r.notes = resp.Notes
-	r.missingSection = sectionMissingIn(resp.Notes)
+	// A document named by number that the layers lack (ask's absentNote)
+	// decides the status as a missing section does.
+	r.missingSection = sectionMissingIn(resp.Notes) || slices.ContainsFunc(resp.Notes, func(n string) bool {
+		return strings.Contains(n, "which is not among the documents searched")
+	})
 	r.names = dn(q.Question, resp.SearchedLayers)
 	bestID := ""
 	for i, p := range resp.Passages {

@@ -25,9 +25,9 @@ const (
 	// EvidenceCode: the first result holds, as a whole token, a code or
 	// identifier the question names (codeEvidence).
 	EvidenceCode Evidence = "code"
-	// EvidenceNamedDocument is reserved for the document a question names
-	// ("PEP 380", "the Telework policy") coming back first, once retrieval
-	// reports the documents a question names. Nothing sets it yet.
+	// EvidenceNamedDocument: the first result is from a document the
+	// question names ("PEP 380", "the Telework policy";
+	// retrieve.NamedDocuments), by its own number or its title.
 	EvidenceNamedDocument Evidence = "named_document"
 )
 

@@ -201,12 +201,21 @@ func describePath(p retrieve.LexicalPath) string {
 func exactNote(out *retrieve.Outcome, noLayersNamed, filtered bool) string {
 	lk := out.Exact
 	var notes []string
-	for _, m := range lk.Missing {
-		if filtered {
-			notes = append(notes, fmt.Sprintf("The query names %s, but no section of that number that matches metadata_filter is in the searched layers.", m))
-		} else {
-			notes = append(notes, fmt.Sprintf("The query names %s, but no section of that number is in the searched layers.", m))
+	switch {
+	case len(lk.MissingNotes) > 0 && !filtered:
+		// Where it was looked for and what is there (retrieve/missing.go).
+		notes = append(notes, lk.MissingNotes...)
+	default:
+		for _, m := range lk.Missing {
+			if filtered {
+				notes = append(notes, fmt.Sprintf("The query names %s, but no section of that number that matches metadata_filter is in the searched layers.", m))
+			} else {
+				notes = append(notes, fmt.Sprintf("The query names %s, but no section of that number is in the searched layers.", m))
+			}
 		}
+	}
+	for _, d := range out.Absent {
+		notes = append(notes, fmt.Sprintf("The query names %s, which is not among the documents of the searched layers.", d.Raw))
 	}
 	// Sections whose text came back as ordinary results are not counted.
 	if extra := lk.NotReturned; extra > 0 || lk.LimitHit {
@@ -326,6 +335,9 @@ func judge(resp *Response, p retrieve.Params, out *retrieve.Outcome) {
 	var ev []Evidence
 	if len(resp.Results) > 0 {
 		ev = evidenceOf(resp.Query, resp.Results[0].Text, resp.Results[0].File)
+		if firstIsNamed(out, resp.Results[0]) {
+			ev = append(ev, EvidenceNamedDocument)
+		}
 	}
 	raise := func(level string, e ...Evidence) {
 		resp.Confidence = level
@@ -334,6 +346,11 @@ func judge(resp *Response, p retrieve.Params, out *retrieve.Outcome) {
 		}
 	}
 	switch {
+	case missingOnly(out) || len(out.Absent) > 0 && !named:
+		// The section or the document the query names is not there (the
+		// note says what is): whatever else came back is not it.
+		resp.Confidence = "low"
+		resp.Warning = "What the query names is not in the searched layers (see the note). The results are related text, not it."
 	case named && len(resp.Results) > 0:
 		// The question names the section and the section came back
 		// verbatim: that is the answer asked for, whatever its words'
@@ -367,3 +384,21 @@ func judge(resp *Response, p retrieve.Params, out *retrieve.Outcome) {
 }
 
 func round(x float64) float64 { return math.Round(x*1e4) / 1e4 }
+
+// firstIsNamed reports whether the first result is from a document the
+// query names ("PEP 572", a title): confident evidence that it is the
+// document asked about.
+func firstIsNamed(out *retrieve.Outcome, first Result) bool {
+	for _, d := range out.Named {
+		if d.Layer == first.Layer && d.File == first.File {
+			return true
+		}
+	}
+	return false
+}
+
+// missingOnly reports whether the query names sections, none of which the
+// documents it names (or the searched layers) were found to have.
+func missingOnly(out *retrieve.Outcome) bool {
+	return out.Exact.MissingDecided && len(out.Exact.Missing) > 0 && len(out.Sections) == 0
+}

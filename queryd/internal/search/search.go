@@ -141,7 +141,7 @@ type Response struct {
 	Confidence string `json:"confidence"`
 	Basis      string `json:"basis"`
 	// Evidence says what, besides similarity, raised the level:
-	// exact_section, phrase, code (named_document is reserved); absent when
+	// exact_section, phrase, code, named_document; absent when
 	// similarity alone set it (evidence.go).
 	Evidence []string `json:"evidence,omitempty"`
 	// Warning comes with low confidence.

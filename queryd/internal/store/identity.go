@@ -160,3 +160,58 @@ func (s *Corpus) HasNumberedSections(ctx context.Context, layerIDs []int64) (boo
 	}
 	return ok, nil
 }
+
+// DocumentsHolding returns the documents of the layers whose start (the
+// first 3,000 characters of their text) or path holds every one of names
+// (lower-case letters and digits: "cano", "petroleum"), the text folded
+// the same way with the spaces dropped ("CANOPETROLEUM,INC" holds both),
+// as a contract's preamble holds its parties' names: at most limit, by
+// path.
+func (s *Corpus) DocumentsHolding(ctx context.Context, layerIDs []int64, names []string, limit int) ([]NamedDoc, error) {
+	pats := make([]string, len(names))
+	for i, n := range names {
+		pats[i] = "%" + n + "%"
+	}
+	rows, err := s.db.Query(ctx, `
+		SELECT d.id, d.layer_id, l.name AS layer, d.path AS file, d.title, coalesce(d.identity, '{}') AS keys
+		FROM strata.documents d JOIN strata.layers l ON l.id = d.layer_id
+		WHERE d.layer_id = ANY($1) AND d.status = 'ok'
+		AND regexp_replace(lower(d.path || ' ' || left(coalesce(d.body, ''), 3000)), '[^[:alnum:]]+', '', 'g') LIKE ALL ($2::text[])
+		ORDER BY d.path LIMIT $3`, layerIDs, pats, limit)
+	if err != nil {
+		return nil, fmt.Errorf("find the documents that name the question's parties: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByName[NamedDoc])
+	if err != nil {
+		return nil, fmt.Errorf("find the documents that name the question's parties: %w", err)
+	}
+	return out, nil
+}
+
+// SeriesHeld returns those of the series ("pep", "rfc") that some document
+// of the layers has a number of, and for each up to eight of its keys, in
+// order: what a note lists when a question names a number of a series the
+// layers hold but no document has.
+func (s *Corpus) SeriesHeld(ctx context.Context, layerIDs []int64, series []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	if len(series) == 0 {
+		return out, nil
+	}
+	rows, err := s.db.Query(ctx, `
+		SELECT sr, k FROM unnest($2::text[]) sr, LATERAL (
+			SELECT DISTINCT k FROM strata.documents d, unnest(d.identity) k
+			WHERE d.layer_id = ANY($1) AND d.status = 'ok' AND k LIKE sr || ' %'
+			ORDER BY k LIMIT 8) x`, layerIDs, series)
+	if err != nil {
+		return nil, fmt.Errorf("read the document series of the layers: %w", err)
+	}
+	var sr, k string
+	_, err = pgx.ForEachRow(rows, []any{&sr, &k}, func() error {
+		out[sr] = append(out[sr], k)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the document series of the layers: %w", err)
+	}
+	return out, nil
+}
