@@ -22,5 +22,14 @@ var MeasuredMarks = map[string]Marks{
 	// as the default embedding model (its cosine and rank features differ
 	// from USE-lite's) 0.3 kept 0.79 / 0.75; 0.4 0.83 / 0.79; 0.45 keeps
 	// 0.92 named and 0.88 routed (docs/embeddings.md).
-	"lrank-scifact-answers-pair1-l2-0.003@5": {High: 0.8, Medium: 0.45},
+	//
+	// On the 503-question set (issue 26: near misses, sections that do
+	// not exist, documents named), chosen leaving one corpus out
+	// (TestEvalAskAnswers, chooseMarks; docs/ask.md, "Measured: honest
+	// statuses"): the lowest high mark at which found answers hold a gold
+	// passage at least 95 % of the time on every training layer, with the
+	// original answerable questions still answered at 0.80 or more: 0.92
+	// in seven folds of eight (0.80 in the eighth); the medium mark, the
+	// median of the folds' choices (0.30 to 0.50), 0.45.
+	"lrank-scifact-answers-pair1-l2-0.003@5": {High: 0.92, Medium: 0.45},
 }
