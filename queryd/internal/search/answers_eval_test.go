@@ -109,7 +109,8 @@ type answersRun struct {
 	topSim     float64
 	bestSim    float64 // the highest similarity among the results
 	took       time.Duration
-	exactTop   bool // the first result is an exact section match
+	exactTop   bool     // the first result is an exact section match
+	evidence   []string // what raised the confidence besides similarity
 	top        []string
 }
 
@@ -186,6 +187,9 @@ func evalAnswerSplit(t *testing.T, s *Searcher, split string, qs []answers.Quest
 		for _, r := range runs {
 			if !r.q.Unanswerable() && r.rank != 1 && testing.Verbose() && os.Getenv("STRATA_EVAL_MISSES") == "1" {
 				t.Logf("miss %s %s (rank %d, %s): %s\n\t%s", way, r.q.ID, r.rank, r.confidence, r.q.Question, strings.Join(r.top, "\n\t"))
+			}
+			if r.q.Unanswerable() && r.confidence != "low" && testing.Verbose() && os.Getenv("STRATA_EVAL_MISSES") == "1" {
+				t.Logf("not low %s %s (%s, evidence %v): %s\n\t%s", way, r.q.ID, r.confidence, r.evidence, r.q.Question, strings.Join(r.top[:min(2, len(r.top))], "\n\t"))
 			}
 		}
 	}
@@ -306,7 +310,7 @@ func runAnswer(ctx context.Context, t *testing.T, s *Searcher, q answers.Questio
 	if err != nil {
 		t.Fatalf("%s: %v", q.ID, err)
 	}
-	r := answersRun{q: q, confidence: resp.Confidence, took: time.Since(began)}
+	r := answersRun{q: q, confidence: resp.Confidence, took: time.Since(began), evidence: resp.Evidence}
 	defer func() {
 		if dump != "" {
 			dumpAnswerRun(t, dump, r, layers == nil, resp)
