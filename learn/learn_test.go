@@ -72,7 +72,8 @@ func TestOutcomes(t *testing.T) {
 	if !Weak("not_found", "medium") || !Weak("found", "low") || Weak("partly_found", "medium") {
 		t.Error("Weak")
 	}
-	if !Answered("strata_ask", "found", "low") || Answered("strata_ask", "partly_found", "high") ||
+	if !Answered("strata_ask", "found", "low") || !Answered("strata_ask", "partly_found", "medium") ||
+		Answered("strata_ask", "not_found", "medium") ||
 		!Answered("strata_search", "ready", "medium") || Answered("strata_search", "ready", "low") {
 		t.Error("Answered")
 	}

@@ -301,14 +301,16 @@ func TestLearningLoopOverMCP(t *testing.T) {
 		s.ask(t, tok, sct, "sepa")
 		s.ask(t, tok, "credit transfer reject codes", "sepa")
 	}
-	// 2. A not_found, reworded in the documents' words, found.
+	// 2. A not_found, reworded in the documents' words, answered.
 	const holidays = "How many holidays roll forward?"
 	if r := s.ask(t, loopCarol, holidays, "handbook"); r["answer_status"] != "not_found" {
 		t.Fatalf("the user's wording: %v, want not_found", r["answer_status"])
 	}
 	const worded = "unused leave days carried over"
-	if r := s.ask(t, loopCarol, worded, "handbook"); r["answer_status"] != "found" {
-		t.Fatalf("the documents' wording: %v, want found: %v", r["answer_status"], r)
+	// Answered: it reaches the medium mark (learn.Answered), found or
+	// partly_found.
+	if r := s.ask(t, loopCarol, worded, "handbook"); r["answer_status"] == "not_found" {
+		t.Fatalf("the documents' wording: %v, want it answered: %v", r["answer_status"], r)
 	}
 	// 3. A layer switch: the same question in another layer, found there.
 	const refund = "card refund deadline"
@@ -317,7 +319,7 @@ func TestLearningLoopOverMCP(t *testing.T) {
 		t.Fatalf("routed before anything was learned: %v", before["routing"])
 	}
 	s.ask(t, loopCarol, refund, "handbook")
-	if r := s.ask(t, loopCarol, refund, "sepa"); r["answer_status"] != "found" {
+	if r := s.ask(t, loopCarol, refund, "sepa"); r["answer_status"] == "not_found" {
 		t.Fatalf("in the other layer: %v", r["answer_status"])
 	}
 	s.promote()
