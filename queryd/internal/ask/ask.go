@@ -387,6 +387,12 @@ func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request
 			p.candidates, p.rerank = cs, ss
 		}
 	}
+	if a.opt.Reranker != nil && len(merged) == 0 {
+		// Nothing to rerank (an answer of named clauses alone): the scale
+		// is still the reranker's, and the basis says so (issue 27, item
+		// 13), not similarity.
+		p.rerank = []float64{}
+	}
 	a.stage("rerank", t0)
 	a.judge(p)
 	return p, nil

@@ -158,6 +158,15 @@ func TestHonestStatuses(t *testing.T) {
 			t.Errorf("status %s, passages %q: want gamma-delta.md's section 9", ok.Status, files(ok))
 		}
 	})
+	t.Run("BasisOfANamedClauseAlone", func(t *testing.T) {
+		// top_k 1: the named article fills it, nothing is left to rerank;
+		// the basis is still the reranker's (issue 27, item 13).
+		r := ask(t, a, Request{Question: "What does Article 12 of the Data Portability Regulation require?", TopK: 1,
+			ResponseFormat: FormatDetailed})
+		if len(r.Passages) != 1 || r.Passages[0].Match != "exact" || r.Confidence != "high" || r.Basis != "rerank" {
+			t.Errorf("passages %q, confidence %s, basis %s; want the article, high, rerank", files(r), r.Confidence, r.Basis)
+		}
+	})
 	t.Run("CommonNameDoesNotDecide", func(t *testing.T) {
 		// Every row holds "ISO 4217"; the code XQZ is in none.
 		r := ask(t, a, Request{Question: "Which currency has the ISO 4217 code XQZ?", Layers: []string{"codes"}})
