@@ -271,19 +271,11 @@ func (w *answer) extractSentences(ctx context.Context) error {
 	return err
 }
 
-// sources are what the names check reads: the passages, or for an
-// extractive answer the chosen sentences and its names passage.
-func (w *answer) sources() []NameSource {
-	if w.ex == nil {
-		return passageSources(w.resp.Passages)
-	}
-	sources := w.ex.nameSources(w.resp.Passages)
-	if w.namesChunk != 0 {
-		last := w.resp.Passages[len(w.resp.Passages)-1]
-		sources = append(sources, NameSource{Text: last.Text, File: last.Citation.File})
-	}
-	return sources
-}
+// sources are what the names check reads: every returned passage and its
+// file path, the names passage among them, in either mode (the spec's
+// rule; issue 27, item 4: an extractive answer whose first passage is
+// pep-0008.txt holds "PEP 8" whichever document its sentences come from).
+func (w *answer) sources() []NameSource { return passageSources(w.resp.Passages) }
 
 // checkNames applies the names rule with the question's distinctive names
 // (a name most passages of the layers hold does not decide), then the

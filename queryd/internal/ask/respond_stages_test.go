@@ -101,20 +101,20 @@ func TestStageDetailWarnsOnLow(t *testing.T) {
 }
 
 func TestStageSourcesOfExtractiveAnswer(t *testing.T) {
-	w := stageAnswer(&pass{first: &retrieve.Outcome{}}, Request{Question: "q"})
+	w := stageAnswer(&pass{first: &retrieve.Outcome{}}, Request{Question: "What does PEP 8 say about tabs?"})
 	w.resp.Passages = []Passage{
-		{ID: "S1", Ref: schema.Ref{DocumentID: 7, End: 10}.String(), Text: "quoted from", Citation: Citation{File: "a.md"}},
-		{ID: "S2", Ref: schema.Ref{DocumentID: 8, End: 10}.String(), Text: "not quoted from", Citation: Citation{File: "b.md"}},
+		{ID: "S1", Ref: schema.Ref{DocumentID: 8, End: 10}.String(), Text: "Spaces are the preferred indentation method.", Citation: Citation{File: "pep-0008.txt"}},
+		{ID: "S2", Ref: schema.Ref{DocumentID: 7, End: 10}.String(), Text: "Tabs should be used solely to remain consistent.", Citation: Citation{File: "style.md"}},
 	}
+	// The sentences quoted come from S2's document; the names check still
+	// reads every passage and its path, as in a grounded answer (issue
+	// 27, item 4): S1's file is pep-0008.txt, which holds "PEP 8".
+	w.ex = &extraction{answer: []sentence{{doc: 7, passage: 1, text: "Tabs should be used solely to remain consistent."}}}
 	if got := w.sources(); len(got) != 2 {
-		t.Errorf("grounded sources %+v, want every passage", got)
+		t.Errorf("extractive sources %+v, want every passage", got)
 	}
-	// An extractive answer's names are read in the documents its sentences
-	// come from.
-	w.ex = &extraction{answer: []sentence{{doc: 7, passage: 0, text: "the sentence"}}}
-	got := w.sources()
-	if len(got) != 1 || got[0].File != "a.md" {
-		t.Errorf("extractive sources %+v, want a.md's passage only", got)
+	if nc := CheckNames(Found, w.q.names, w.sources(), false, false); nc.Status != Found || nc.Note != "" {
+		t.Errorf("names check %+v: PEP 8 is S1's file", nc)
 	}
 }
 
