@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -174,24 +175,53 @@ func LineOf(text string, off int) int {
 	return strings.Count(text[:off], "\n") + 1
 }
 
-// Ref names a span of a stored document: "d42:1830-1905".
+// Ref names a span of a stored document: "d42:1830-1905", and, in a ref
+// strata_ask or strata_search hands out, the span's text as it was then:
+// "d42:1830-1905~9f86d081" (Hash, SpanHash of the text), so that
+// strata_verify can tell a span whose text changed since (the document
+// re-ingested and edited) from a quote that is not in it. A ref without a
+// hash, as refs were before, still names its span.
 type Ref struct {
 	DocumentID int64
 	Start, End int
+	Hash       string
 }
 
-// String formats the ref as d{document}:{start}-{end}.
+// String formats the ref as d{document}:{start}-{end}, then ~{hash} when
+// it has one.
 func (r Ref) String() string {
-	return fmt.Sprintf("d%d:%d-%d", r.DocumentID, r.Start, r.End)
+	s := fmt.Sprintf("d%d:%d-%d", r.DocumentID, r.Start, r.End)
+	if r.Hash != "" {
+		s += "~" + r.Hash
+	}
+	return s
+}
+
+// SpanHash is the hash a ref carries of its span's text: the first 8 hex
+// digits of its SHA-256.
+func SpanHash(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:4])
+}
+
+// WithText is r carrying the hash of text, the span's text.
+func (r Ref) WithText(text string) Ref {
+	r.Hash = SpanHash(text)
+	return r
 }
 
 // ErrBadRef is returned by ParseRef for text that is not a ref.
-var ErrBadRef = errors.New("ref must look like d42:1830-1905")
+var ErrBadRef = errors.New("ref must look like d42:1830-1905 (or d42:1830-1905~9f86d081, as strata_ask returns it)")
 
-// ParseRef parses d{document}:{start}-{end}.
+// ParseRef parses d{document}:{start}-{end}, with an optional ~{hash} of
+// eight lower-case hex digits.
 func ParseRef(s string) (Ref, error) {
 	rest, ok := strings.CutPrefix(strings.TrimSpace(s), "d")
 	if !ok {
+		return Ref{}, fmt.Errorf("parse ref %q: %w", s, ErrBadRef)
+	}
+	rest, hash, hashed := strings.Cut(rest, "~")
+	if hashed && !spanHashRe.MatchString(hash) {
 		return Ref{}, fmt.Errorf("parse ref %q: %w", s, ErrBadRef)
 	}
 	doc, span, ok := strings.Cut(rest, ":")
@@ -208,5 +238,7 @@ func ParseRef(s string) (Ref, error) {
 	if err1 != nil || err2 != nil || err3 != nil || id <= 0 || start < 0 || end < start {
 		return Ref{}, fmt.Errorf("parse ref %q: %w", s, ErrBadRef)
 	}
-	return Ref{DocumentID: id, Start: start, End: end}, nil
+	return Ref{DocumentID: id, Start: start, End: end, Hash: hash}, nil
 }
+
+var spanHashRe = regexp.MustCompile(`^[0-9a-f]{8}$`)

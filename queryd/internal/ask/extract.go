@@ -208,7 +208,7 @@ func (k *picking) scoreSentences(ctx context.Context) error {
 // cost is a sentence's cost in the budget, its citation included.
 func (k *picking) cost(s sentence) int {
 	c := k.a.sentenceCitation(k.passages[s.passage], s)
-	ref := schema.Ref{DocumentID: s.doc, Start: s.start, End: s.end}.String()
+	ref := schema.Ref{DocumentID: s.doc, Start: s.start, End: s.end}.WithText(s.text).String()
 	return Tokens(s.text) + (overhead(k.passages[s.passage].ID, ref, c)+CharsPerToken-1)/CharsPerToken
 }
 

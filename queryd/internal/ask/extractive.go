@@ -184,7 +184,7 @@ func (a *Asker) sentenceCitation(p Passage, s sentence) Citation {
 func (a *Asker) answerSentences(passages []Passage, chosen []sentence, detailed bool) []AnswerSentence {
 	out := make([]AnswerSentence, len(chosen))
 	for i, s := range chosen {
-		as := AnswerSentence{Text: s.text, Ref: schema.Ref{DocumentID: s.doc, Start: s.start, End: s.end}.String(),
+		as := AnswerSentence{Text: s.text, Ref: schema.Ref{DocumentID: s.doc, Start: s.start, End: s.end}.WithText(s.text).String(),
 			Passage: passages[s.passage].ID, Citation: a.sentenceCitation(passages[s.passage], s), TextOrigin: s.origin}
 		if s.origin == schema.OriginOCR {
 			as.Warning = OCRWarning

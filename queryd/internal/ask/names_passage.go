@@ -208,7 +208,7 @@ func (c namesCandidate) passage(id string, start, end int, d store.DocInfo) Pass
 	if start == 0 && end == len(h.Text) {
 		lineStart, lineEnd = h.LineStart, h.LineEnd
 	}
-	ref := schema.Ref{DocumentID: h.DocumentID, Start: h.Start + start, End: h.Start + end}
+	ref := schema.Ref{DocumentID: h.DocumentID, Start: h.Start + start, End: h.Start + end}.WithText(h.Text[start:end])
 	return Passage{ID: id, Ref: ref.String(), Text: h.Text[start:end],
 		Citation: citation(h.Layer, h.File, h.Page, lineStart, lineEnd, h.ClausePath, d), Match: MatchNames}
 }

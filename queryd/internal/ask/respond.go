@@ -135,9 +135,9 @@ func (w *answer) packNamedClauses(context.Context) error {
 		if fits[i].LeftOut {
 			continue
 		}
-		ref := schema.Ref{DocumentID: s.DocumentID, Start: s.Start, End: s.Start + len(fits[i].Text)}
+		ref := schema.Ref{DocumentID: s.DocumentID, Start: s.Start, End: s.Start + len(fits[i].Text)}.WithText(fits[i].Text)
 		if !fits[i].Cut {
-			ref.End = s.End
+			ref = schema.Ref{DocumentID: s.DocumentID, Start: s.Start, End: s.End}.WithText(s.Text)
 		}
 		w.resp.Passages = append(w.resp.Passages, Passage{ID: w.nextID(), Ref: ref.String(), Text: fits[i].Text,
 			Citation: cites[i], Match: "exact", Cut: fits[i].Cut || s.Cut, OutsideRouting: w.outside(s.Layer)})

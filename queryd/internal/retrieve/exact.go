@@ -52,7 +52,7 @@ type Section struct {
 
 // Ref is the returned text's span as a ref string.
 func (s Section) Ref() string {
-	return schema.Ref{DocumentID: s.DocumentID, Start: s.Start, End: s.End}.String()
+	return schema.Ref{DocumentID: s.DocumentID, Start: s.Start, End: s.End}.WithText(s.Text).String()
 }
 
 // ExactLookup says how the lookup of the sections the query names went.

@@ -353,7 +353,7 @@ type Candidate struct {
 
 // Ref is the candidate's span as a ref string.
 func (c Candidate) Ref() string {
-	return store.Hit{DocumentID: c.DocumentID, Start: c.Start, End: c.End}.Ref()
+	return store.Hit{DocumentID: c.DocumentID, Start: c.Start, End: c.End, Text: c.Text}.Ref()
 }
 
 // LexicalPath says how the lexical channel chose the chunks it scored.

@@ -159,7 +159,7 @@ type Hit struct {
 	Score      float64
 }
 
-// Ref is the hit's span as a ref string.
+// Ref is the hit's span as a ref string, with the hash of its text.
 func (h Hit) Ref() string {
-	return schema.Ref{DocumentID: h.DocumentID, Start: h.Start, End: h.End}.String()
+	return schema.Ref{DocumentID: h.DocumentID, Start: h.Start, End: h.End}.WithText(h.Text).String()
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"log/slog"
 	"strings"
 	"time"
@@ -86,6 +87,7 @@ const (
 	RefSplitsChar    = "splits_a_character"
 	RefTooWide       = "too_wide"
 	RefTextNotKept   = "text_not_kept"
+	RefChanged       = "changed"
 	refTooWideSuffix = "pass the refs exactly as strata_ask returned them"
 )
 
@@ -171,6 +173,7 @@ func (v *Verifier) Verify(ctx context.Context, req Request) (*Response, error) {
 		return nil, store.CallerError(ctx, err, "read the passages")
 	}
 	resp := &Response{}
+	changed := map[string]bool{}
 	texts := make([]string, len(spans))
 	var rps []ReceiptPassage
 	for i, sp := range spans {
@@ -184,6 +187,9 @@ func (v *Verifier) Verify(ctx context.Context, req Request) (*Response, error) {
 			pf(RefNotFound, fmt.Sprintf("%s names document %d, which the server does not hold (it may have been deleted or re-ingested): ask again and %s.", id, sp.Ref.DocumentID, refTooWideSuffix))
 		case !sp.TextKept:
 			pf(RefTextNotKept, fmt.Sprintf("%s's document was stored before document text was kept: re-ingest its layer %s.", id, sp.Layer))
+		case spanChanged(sp):
+			changed[id] = true
+			pf(RefChanged, fmt.Sprintf("%s's text in %s is no longer what strata_ask handed back (the document was re-ingested since): ask again and verify the new answer.", id, sp.File))
 		case sp.Ref.End > sp.DocBytes:
 			pf(RefOutside, fmt.Sprintf("%s ends at byte %d, past the end of %s (%d bytes).", id, sp.Ref.End, sp.File, sp.DocBytes))
 		case !utf8.Valid(sp.Bytes):
@@ -198,7 +204,7 @@ func (v *Verifier) Verify(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	res := Check(req.Draft, texts)
-	resp.Status, resp.Flags, resp.Checked, resp.Unchecked, resp.Note = res.Status, res.Flags, res.Checked, res.Unchecked, res.Note
+	resp.Status, resp.Flags, resp.Checked, resp.Unchecked, resp.Note = res.Status, withoutChanged(res.Flags, changed), res.Checked, res.Unchecked, res.Note
 	if len(resp.PassageFlags) > 0 {
 		resp.Status, resp.Note = Flagged, ""
 		return resp, nil
@@ -411,4 +417,31 @@ func (v *Verifier) GetReceipt(ctx context.Context, req ReceiptRequest) (*Receipt
 			Text: p.Text, SHA256: p.SHA256, Unchanged: same})
 	}
 	return resp, nil
+}
+
+// spanChanged reports whether a ref that carries the hash of its text
+// (as strata_ask hands refs out) names a span whose text is no longer
+// that: the document was re-ingested and edited. A ref without a hash is
+// taken as it is.
+func spanChanged(sp store.Span) bool {
+	if sp.Ref.Hash == "" {
+		return false
+	}
+	return sp.Ref.End > sp.DocBytes || schema.SpanHash(string(sp.Bytes)) != sp.Ref.Hash
+}
+
+// withoutChanged drops the draft's flags about passages whose text changed:
+// a quote the old text held is not wrong because the new text lacks it, and
+// the passage flag already says to ask again.
+func withoutChanged(flags []Flag, changed map[string]bool) []Flag {
+	if len(changed) == 0 {
+		return flags
+	}
+	out := flags[:0:0]
+	for _, f := range flags {
+		if !slices.ContainsFunc(f.Searched, func(id string) bool { return changed[id] }) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
