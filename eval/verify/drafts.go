@@ -456,7 +456,18 @@ func numberWritten(p, num string) bool {
 // changeFact changes the token's last digit in the window so that the new
 // number is written nowhere in the passage.
 func changeFact(p, window string, t token) (changed, to string, ok bool) {
-	at := strings.Index(window, t.text)
+	// The fact as a whole number of the window, not the first run of its
+	// digits (a "1" inside a URL before it is no fact).
+	at := -1
+	for _, w := range numberTokens(window) {
+		if w.text == t.text {
+			at = w.start
+			break
+		}
+	}
+	if at < 0 {
+		return "", "", false
+	}
 	last := len(t.text) - 1
 	for step := 1; step <= 9; step++ {
 		d := (int(t.text[last]-'0') + step) % 10

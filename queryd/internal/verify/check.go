@@ -146,12 +146,12 @@ func Check(draft string, passages []string) Result {
 				in = cites
 			}
 			found := false
+			_, mark := utf8.DecodeRuneInString(draft[q.Start:])
+			inner := q.Start + mark
 			for _, c := range in {
 				pw := passageWords(c)
 				if from, to, ok := quoteIn(q, pw.w); ok {
 					found = true
-					_, mark := utf8.DecodeRuneInString(draft[q.Start:])
-					inner := q.Start + mark
 					res.Matches = append(res.Matches, Match{Kind: "quote", Text: q.Text, Sentence: n + 1, Passage: names[c-1],
 						Start: pw.at[from][0], End: pw.at[to-1][1], DraftStart: inner, DraftEnd: inner + len(q.Text)})
 					break
@@ -160,6 +160,21 @@ func Check(draft string, passages []string) Result {
 			if !found {
 				flag(Flag{Kind: "quote", Text: q.Text, Sentence: n + 1, Searched: ids(in),
 					Message: fmt.Sprintf("The quote %q is not in %s, word for word.", clipText(q.Text), span(in))})
+			}
+			// The numbers, dates, amounts and codes inside a quote are facts
+			// too (issue 27, item 5): a quote that is not in the passage says
+			// which of its facts is not there either, and a receipt lists
+			// them.
+			for _, f := range Facts(q.Text) {
+				res.Checked++
+				if m, ok := factIn(f, in, idx, names); ok {
+					m.Sentence, m.DraftStart, m.DraftEnd = n+1, inner+f.Start, inner+f.End
+					res.Matches = append(res.Matches, m)
+					continue
+				}
+				shown := q.Text[f.Start:withUnit(q.Text, f)]
+				flag(Flag{Kind: f.Kind, Text: shown, Sentence: n + 1, Searched: ids(in),
+					Message: fmt.Sprintf("%q, inside a quote, not found in %s.", shown, span(in))})
 			}
 		}
 		// Facts outside the quotes and the citations.
@@ -282,4 +297,15 @@ func clipText(s string) string {
 	}
 	r := []rune(s)
 	return string(r[:MaxShownChars-1]) + "…"
+}
+
+// factIn looks fact f up in the passages in (1-based), and returns where
+// the first that holds it does.
+func factIn(f Fact, in []int, idx []index, names []string) (Match, bool) {
+	for _, c := range in {
+		if at, ok := idx[c-1].holds(f); ok {
+			return Match{Kind: f.Kind, Text: f.Text, Passage: names[c-1], Start: at[0], End: at[1]}, true
+		}
+	}
+	return Match{}, false
 }

@@ -84,7 +84,7 @@ func TestVerifyService(t *testing.T) {
 	// same.
 	rc := receipt(r.ReceiptID)
 	if rc.Status != Verified || len(rc.Passages) != 1 || rc.Passages[0].Text != body[a:b] || !rc.Passages[0].Unchanged ||
-		rc.Passages[0].File != "agb.md" || rc.Checked != 2 {
+		rc.Passages[0].File != "agb.md" || rc.Checked != 3 {
 		t.Fatalf("receipt %+v", rc)
 	}
 	// It records each quote and fact checked, in the draft's order, where
@@ -97,7 +97,9 @@ func TestVerifyService(t *testing.T) {
 		}
 		got = append(got, check{c.Kind, c.Text, c.Passage, c.Matched})
 	}
-	if want := []check{{KindNumber, "30", "S1", "30"}, {"quote", "mit einer Frist von 30 Tagen", "S1", "mit einer Frist von 30 Tagen"}}; !reflect.DeepEqual(got, want) {
+	// The quote's number is checked as a fact too (issue 27, item 5).
+	if want := []check{{KindNumber, "30", "S1", "30"}, {"quote", "mit einer Frist von 30 Tagen", "S1", "mit einer Frist von 30 Tagen"},
+		{KindNumber, "30", "S1", "30"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("receipt checks %+v, want %+v", got, want)
 	}
 	if rc.Checks[0].Start != len("Die Kündigung ist mit einer Frist von ") || rc.Checks[0].Sentence != 1 {

@@ -333,3 +333,32 @@ func TestQuotesKeepNumbersAsWritten(t *testing.T) {
 	}
 	checkWordsAt(t, "EUR 1.000,00 at 4% or $5, then 7.")
 }
+
+// TestFactsInsideQuotes (issue 27, item 5): the numbers inside a quote are
+// checked as facts too: a wrong one is named beside the quote's flag, and
+// a quote that holds is listed with its facts.
+func TestFactsInsideQuotes(t *testing.T) {
+	t.Parallel()
+	const passage = "Either party may terminate with a notice of 30 days in writing."
+	r := Check(`It says "a notice of 13 days in writing" [S1].`, []string{passage})
+	kinds := map[string]string{}
+	for _, f := range r.Flags {
+		kinds[f.Kind] = f.Text
+	}
+	if r.Status != Flagged || kinds["quote"] == "" || kinds["number"] != "13 days" {
+		t.Errorf("a wrong number inside a quote: %s %+v", r.Status, r.Flags)
+	}
+	ok := Check(`It says "a notice of 30 days in writing" [S1].`, []string{passage})
+	var facts []string
+	for _, m := range ok.Matches {
+		if m.Kind != "quote" {
+			facts = append(facts, m.Text)
+			if !strings.Contains(passage[m.Start:m.End], "30") {
+				t.Errorf("the fact's span %d-%d is %q", m.Start, m.End, passage[m.Start:m.End])
+			}
+		}
+	}
+	if ok.Status != Verified || ok.Checked != 2 || !slices.Equal(facts, []string{"30 days"}) && !slices.Equal(facts, []string{"30"}) {
+		t.Errorf("a quote that holds: %s, checked %d, facts %q", ok.Status, ok.Checked, facts)
+	}
+}
