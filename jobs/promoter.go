@@ -166,6 +166,7 @@ func Promote(ctx context.Context, pool *pgxpool.Pool, force bool) (PromoterRun, 
 		run.Interactions = len(all)
 		seen := map[pairKey]int{}
 		callers := map[pairKey]map[string]bool{}
+		sightings := map[pairKey][]learn.Sighting{}
 		for i := 1; i < len(all); i++ {
 			prev, cur := all[i-1], all[i]
 			if prev.caller != cur.caller || cur.at.Sub(prev.at) > learn.RephraseWindow || prev.question == cur.question {
@@ -189,13 +190,14 @@ func Promote(ctx context.Context, pool *pgxpool.Pool, force bool) (PromoterRun, 
 				callers[k] = map[string]bool{}
 			}
 			callers[k][cur.caller] = true
+			sightings[k] = append(sightings[k], learn.Sighting{Caller: cur.caller, At: cur.at})
 		}
 
 		// Replace the learned set with what the window supports under
 		// the current rule.
 		var keepTerms, keepSyns, keepLayers []string
 		for k, n := range seen {
-			if n < learn.MinSightings || len(callers[k]) < learn.MinCallers {
+			if n < learn.MinSightings || learn.Sessions(sightings[k]) < learn.MinSessions {
 				continue
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO strata.learned_synonyms (term, synonym, layer, rule_version, usage_count, callers)

@@ -122,14 +122,18 @@ type rewriteEvidence struct {
 //
 //   - a proof is a rewording by the same caller within learn.RephraseWindow
 //     of a weak answer (not_found, low confidence, or rated not helpful)
-//     that was answered itself (found, or rated helpful), when the two
-//     questions' terms differ and it was no layer switch (the same terms in
-//     another layer); or a better_query rating whose wording the same
-//     caller asked in the window and got answered;
+//     that shares a term with it (learn.Shares: a follow-up on another
+//     subject teaches nothing), was answered itself (found or partly
+//     found, or rated helpful) and was settled: rated helpful, or not
+//     reworded again by the caller within learn.RephraseWindow (settled);
+//     the two questions' terms differ and it was no layer switch (the
+//     same terms in another layer); or a better_query rating, sharing a
+//     term with the question rated, whose wording the same caller asked in
+//     the window and got answered;
 //   - a use is a later strata_ask of a question like the first whose
 //     searches held the rewrite; it succeeds when it was no miss (found or
 //     partly found without low confidence, or rated helpful);
-//   - a rewrite is kept while it has learn.MinRewriteProofs proofs, was
+//   - a rewrite is kept while it has learn.MinRewriteProofs (2) proofs, was
 //     proven or used with success within learn.RewriteStale, and its failed
 //     uses do not outnumber its proofs and successes.
 func promoteRewrites(ctx context.Context, tx pgx.Tx, all []asked, rated map[int64]rating, layerFloor map[string]int64, run *PromoterRun) error {
@@ -160,9 +164,12 @@ func promoteRewrites(ctx context.Context, tx pgx.Tx, all []asked, rated map[int6
 		if learn.Like(prev.terms, cur.terms) && !slices.Equal(prev.layers, cur.layers) {
 			continue // a layer switch teaches affinity, not a rewrite
 		}
+		if !learn.Shares(prev.terms, cur.terms) {
+			continue // another question, not a rewording
+		}
 		_, weak := outcome(prev, rated)
 		answered, _ := outcome(cur, rated)
-		if weak && answered {
+		if weak && answered && settled(all, i, rated) {
 			proof(prev, cur)
 		}
 	}
@@ -178,7 +185,7 @@ func promoteRewrites(ctx context.Context, tx pgx.Tx, all []asked, rated map[int6
 			continue
 		}
 		want := learn.Terms(r.betterQuery)
-		if len(want) == 0 || slices.Equal(want, a.terms) {
+		if len(want) == 0 || slices.Equal(want, a.terms) || !learn.Shares(want, a.terms) {
 			continue
 		}
 		for _, b := range byCaller[a.caller] {
@@ -247,6 +254,27 @@ func promoteRewrites(ctx context.Context, tx pgx.Tx, all []asked, rated map[int6
 	}
 	run.RewritesDeleted = int(tag.RowsAffected())
 	return nil
+}
+
+// settled says whether the rewording all[i] of all[i-1] worked for the
+// caller: it was rated helpful, or the caller's next question within
+// learn.RephraseWindow is no further rewording (it shares no term with
+// either question). A run before the window closes counts what it sees;
+// the next run reads the window again and drops the proof when a rewording
+// followed.
+func settled(all []asked, i int, rated map[int64]rating) bool {
+	cur := all[i]
+	if r, ok := rated[cur.id]; ok && r.helpful {
+		return true
+	}
+	if i+1 >= len(all) {
+		return true
+	}
+	next := all[i+1]
+	if next.caller != cur.caller || next.at.Sub(cur.at) > learn.RephraseWindow {
+		return true
+	}
+	return !learn.Shares(next.terms, cur.terms) && !learn.Shares(next.terms, all[i-1].terms)
 }
 
 type affinityKey struct{ term, layer string }

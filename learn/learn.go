@@ -6,6 +6,7 @@
 package learn
 
 import (
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -25,9 +26,12 @@ const (
 	// Lookback is how far back the promoter reads interactions.
 	Lookback = 30 * 24 * time.Hour
 	// MinSightings is how often a pair must be seen in the lookback window
-	// before it is learned, MinCallers by how many different callers.
+	// before it is learned, MinSessions in how many separate sessions
+	// (Sessions): two callers, or one caller twice at least RephraseWindow
+	// apart, so that a stdio or single-token install learns too, while one
+	// burst of rewordings still teaches nothing.
 	MinSightings = 2
-	MinCallers   = 2
+	MinSessions  = 2
 	// MaxSynonymWords bounds the words that replace the missing one.
 	MaxSynonymWords = 3
 )
@@ -97,4 +101,36 @@ func set(ws []string) map[string]bool {
 		m[w] = true
 	}
 	return m
+}
+
+// Sighting is one time a pair (or any other evidence) was seen: who, when.
+type Sighting struct {
+	Caller string
+	At     time.Time
+}
+
+// Sessions counts the separate sessions among sightings. The interactions
+// table has no session id: a caller is a token's digest, the process owner
+// over stdio, every loopback client at once, and only an MCP session of a
+// server without tokens ("session:<id>") is one session. So a session is
+// told by time: a caller's sightings at least RephraseWindow after the last
+// one counted start a new session, and different callers are different
+// sessions.
+func Sessions(ss []Sighting) int {
+	by := map[string][]time.Time{}
+	for _, s := range ss {
+		by[s.Caller] = append(by[s.Caller], s.At)
+	}
+	n := 0
+	for _, ts := range by {
+		slices.SortFunc(ts, func(a, b time.Time) int { return a.Compare(b) })
+		var last time.Time
+		for i, t := range ts {
+			if i == 0 || t.Sub(last) >= RephraseWindow {
+				n++
+				last = t
+			}
+		}
+	}
+	return n
 }

@@ -3,6 +3,7 @@ package learn
 import (
 	"slices"
 	"testing"
+	"time"
 )
 
 func TestContentWords(t *testing.T) {
@@ -76,5 +77,50 @@ func TestOutcomes(t *testing.T) {
 		Answered("strata_ask", "not_found", "medium") ||
 		!Answered("strata_search", "ready", "medium") || Answered("strata_search", "ready", "low") {
 		t.Error("Answered")
+	}
+}
+
+// TestShares: a rewording shares a term with the question; a follow-up on
+// another subject shares none (issue 27, item 2).
+func TestShares(t *testing.T) {
+	cases := []struct {
+		a, b   string
+		shares bool
+	}{
+		{"How long may holidays carry over?", "unused holidays carried into the next year", true},
+		{"What does PEP 8 say about indentation?", "When are travel expenses refunded?", false},
+		{"SCT reject codes", "credit transfer reject reason codes", true},
+		{"", "SCT", false},
+	}
+	for _, c := range cases {
+		if got := Shares(Terms(c.a), Terms(c.b)); got != c.shares {
+			t.Errorf("Shares(%q, %q) = %v", c.a, c.b, got)
+		}
+	}
+}
+
+// TestSessions: different callers are different sessions; one caller's
+// sightings are one session until one comes RephraseWindow or more after
+// the last counted (issue 27, item 2: a stdio or single-token install
+// learns from two sessions of its one caller).
+func TestSessions(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 9, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+	cases := []struct {
+		name string
+		ss   []Sighting
+		want int
+	}{
+		{"none", nil, 0},
+		{"two callers", []Sighting{{"token:a", at(0)}, {"token:b", at(time.Minute)}}, 2},
+		{"one caller, one burst", []Sighting{{"stdio:uid:1", at(0)}, {"stdio:uid:1", at(2 * time.Minute)}}, 1},
+		{"one caller, a window apart", []Sighting{{"stdio:uid:1", at(RephraseWindow)}, {"stdio:uid:1", at(0)}}, 2},
+		{"one caller, steps under a window", []Sighting{{"loopback", at(0)}, {"loopback", at(6 * time.Minute)},
+			{"loopback", at(12 * time.Minute)}}, 2},
+	}
+	for _, c := range cases {
+		if got := Sessions(c.ss); got != c.want {
+			t.Errorf("%s: %d sessions, want %d", c.name, got, c.want)
+		}
 	}
 }

@@ -8,8 +8,12 @@ import (
 
 // RewriteRule is the version of the rewrite and affinity rules stored with
 // each learned rewrite and affinity; rows of an older version stop being
-// applied and are deleted on the promoter's next run.
-const RewriteRule = 1
+// applied and are deleted on the promoter's next run. Version 2 (issue 27,
+// item 2) wants a proof to share a term with the weak question, to be
+// settled, and two proofs; rewrites of version 1 (one follow-up of any
+// kind) stop being applied at once. Affinities, whose rule did not
+// change, share the version and are learned again on the next run.
+const RewriteRule = 2
 
 // Tuning of proven rewrites and layer affinities (docs/learning.md).
 const (
@@ -18,11 +22,17 @@ const (
 	// that both hold. 0.75 takes the same terms, and the same terms with
 	// one added or left out once a question has three or more.
 	LikeJaccard = 0.75
-	// MinRewriteProofs is how often a rewording must have been proven (it
-	// followed a weak answer and was answered itself) before it is
-	// learned. One proof is enough: a rewrite is only an extra search
-	// beside the question as asked, and failed uses drop it.
-	MinRewriteProofs = 1
+	// MinRewriteProofs is how often a rewording must have been proven
+	// before it is learned. A proof is a rewording that shares a content
+	// word with a weak question (Shares), was answered, and was settled: it
+	// was rated helpful, or the caller did not reword again within
+	// RephraseWindow. Two, not one: one follow-up after a miss may be a new
+	// question on another subject, and a rewrite learned from it would
+	// bring that subject's passages to every question like the first
+	// (issue 27, item 2). The cost: a rewrite is learned only once a
+	// second rewording (by another caller, or the same caller later) shows
+	// the same thing.
+	MinRewriteProofs = 2
 	// RewriteStale drops a rewrite that was neither proven nor used with
 	// success for this long.
 	RewriteStale = 14 * 24 * time.Hour
@@ -80,6 +90,18 @@ func Like(a, b []string) bool {
 		}
 	}
 	return float64(shared) >= LikeJaccard*float64(len(a)+len(b)-shared)
+}
+
+// Shares says whether two questions' terms (Terms, sorted) have at least
+// one term in common: a rewording that shares none is another question,
+// and teaches nothing.
+func Shares(a, b []string) bool {
+	for _, t := range a {
+		if _, ok := slices.BinarySearch(b, t); ok {
+			return true
+		}
+	}
+	return false
 }
 
 // Weak says whether a recorded answer missed: strata_ask's not_found, or a

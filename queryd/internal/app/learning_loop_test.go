@@ -273,6 +273,19 @@ func (s *loopServer) count(t *testing.T, table string) int {
 	return n
 }
 
+// passageFiles are the files of a strata_ask answer's passages.
+func passageFiles(r map[string]any) []string {
+	var out []string
+	ps, _ := r["passages"].([]any)
+	for _, p := range ps {
+		pm, _ := p.(map[string]any)
+		c, _ := pm["citation"].(map[string]any)
+		f, _ := c["file"].(string)
+		out = append(out, f)
+	}
+	return out
+}
+
 func strs(v any) []string {
 	var out []string
 	if vs, ok := v.([]any); ok {
@@ -301,16 +314,22 @@ func TestLearningLoopOverMCP(t *testing.T) {
 		s.ask(t, tok, sct, "sepa")
 		s.ask(t, tok, "credit transfer reject codes", "sepa")
 	}
-	// 2. A not_found, reworded in the documents' words, answered.
-	const holidays = "How many holidays roll forward?"
-	if r := s.ask(t, loopCarol, holidays, "handbook"); r["answer_status"] != "not_found" {
-		t.Fatalf("the user's wording: %v, want not_found", r["answer_status"])
-	}
+	// 2. A not_found, reworded in the documents' words (sharing a word
+	// with it: a follow-up on another subject teaches nothing), answered,
+	// and not reworded again; by two callers, since a rewrite needs
+	// learn.MinRewriteProofs (2) proofs (issue 27, item 2; one caller's
+	// rewording was enough before).
+	const holidays = "How many leave days roll forward?"
 	const worded = "unused leave days carried over"
-	// Answered: it reaches the medium mark (learn.Answered), found or
-	// partly_found.
-	if r := s.ask(t, loopCarol, worded, "handbook"); r["answer_status"] == "not_found" {
-		t.Fatalf("the documents' wording: %v, want it answered: %v", r["answer_status"], r)
+	for _, tok := range []string{loopCarol, loopAlice} {
+		if r := s.ask(t, tok, holidays, "handbook"); r["answer_status"] != "not_found" {
+			t.Fatalf("the user's wording: %v, want not_found", r["answer_status"])
+		}
+		// Answered: it reaches the medium mark (learn.Answered), found or
+		// partly_found.
+		if r := s.ask(t, tok, worded, "handbook"); r["answer_status"] == "not_found" {
+			t.Fatalf("the documents' wording: %v, want it answered: %v", r["answer_status"], r)
+		}
 	}
 	// 3. A layer switch: the same question in another layer, found there.
 	const refund = "card refund deadline"
@@ -330,15 +349,24 @@ func TestLearningLoopOverMCP(t *testing.T) {
 	}
 	// The proven rewrite is used, and the language model is not asked.
 	calls := s.llmCalls.Load()
-	r := s.ask(t, loopCarol, "how many holidays roll forward", "handbook")
+	r := s.ask(t, loopCarol, "how many leave days roll forward", "handbook")
 	if vs := strs(r["query_variants"]); !slices.Contains(vs, worded) {
 		t.Errorf("variants: %q, want the proven rewrite %q", vs, worded)
 	}
 	if n := s.llmCalls.Load() - calls; n != 0 {
 		t.Errorf("the rewrite provider was called %d times for a question with a proven rewrite", n)
 	}
-	if r["answer_status"] == "not_found" {
-		t.Errorf("with the proven rewrite: %v", r["answer_status"])
+	// The rewrite brings its passage back. The status is no longer
+	// asserted found: passages are judged against the question as asked
+	// (issue 27, item 2), and a variant never lifts a passage's score
+	// above what the question itself earns; before, the best score over
+	// the variants made this answer found.
+	if fs := passageFiles(r); !slices.Contains(fs, "leave.md") {
+		t.Errorf("with the proven rewrite: passages %q, want leave.md", fs)
+	}
+	usedOK := 0.0
+	if r["answer_status"] != "not_found" {
+		usedOK = 1
 	}
 	// Without a proven rewrite the provider is still asked.
 	calls = s.llmCalls.Load()
@@ -372,7 +400,7 @@ func TestLearningLoopOverMCP(t *testing.T) {
 		rw := x.(map[string]any)
 		if rw["rewrite"] == worded {
 			seen = true
-			if rw["use_count"] != 1.0 || rw["success_count"] != 1.0 {
+			if rw["use_count"] != 1.0 || rw["success_count"] != usedOK || rw["proofs"] != 2.0 {
 				t.Errorf("rewrite use and success: %v", rw)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -186,7 +187,7 @@ type pass struct {
 	layers     []store.Layer
 	first      *retrieve.Outcome // the question as written
 	candidates []retrieve.Candidate
-	rerank     []float64 // per candidate; nil without reranking
+	rerank     []float64 // per candidate, vs the question as asked (rerankVariants); nil without reranking
 	rerankErr  error
 	basis      string
 	best       float64 // best score on the basis
@@ -285,19 +286,24 @@ func (a *Asker) Ask(ctx context.Context, req Request) (*Response, error) {
 }
 
 // rerankVariants scores each passage against the question and each of its
-// rewrites and keeps the best: a rewrite in the documents' own words (a
-// proven rewrite above all) is why the passage came back, and the question
-// as the user wrote it may share none of its words.
+// rewrites. own is each passage's score against the question as asked
+// (variants[0]): the score the status, the confidence and the detailed
+// response's rerank_score and relevance_score show, so a variant never
+// lifts a passage above what the question itself earns (issue 27, item 2:
+// an unrelated follow-up learned as a rewrite scored its own document 0.90
+// and made a not_found found). order is the best score over every variant:
+// a rewrite in the documents' own words (a proven rewrite above all) may
+// bring a passage back and put it first, since the question as the user
+// wrote it may share none of its words, but it orders only.
 //
 // Each candidate is scored as its search of that variant would have seen
 // it: the variant's unknown words and, in a contracts-preset layer, the
 // clause words of the clause type the variant asks about.
-func (a *Asker) rerankVariants(ctx context.Context, variants []string, outs []*retrieve.Outcome, layers []store.Layer, merged []retrieve.Candidate) ([]float64, error) {
+func (a *Asker) rerankVariants(ctx context.Context, variants []string, outs []*retrieve.Outcome, layers []store.Layer, merged []retrieve.Candidate) (own, order []float64, err error) {
 	contracts := map[string]bool{}
 	for _, l := range layers {
 		contracts[l.Name] = l.Preset == "contracts"
 	}
-	var best []float64
 	as := make([]retrieve.Candidate, len(merged))
 	for vi, v := range variants {
 		words := retrieve.ClauseWords(v)
@@ -313,17 +319,17 @@ func (a *Asker) rerankVariants(ctx context.Context, variants []string, outs []*r
 			err = fmt.Errorf("reranker %s returned %d scores for %d passages", a.opt.Reranker.Name(), len(scores), len(merged))
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if best == nil {
-			best = scores
+		if own == nil {
+			own, order = scores, slices.Clone(scores)
 			continue
 		}
 		for i, x := range scores {
-			best[i] = max(best[i], x)
+			order[i] = max(order[i], x)
 		}
 	}
-	return best, nil
+	return own, order, nil
 }
 
 // search runs one search per variant in parallel over the layers, merges
@@ -369,7 +375,7 @@ func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request
 	p := &pass{layers: layers, first: outs[0], candidates: merged}
 	t0 = a.stage("merge", t0)
 	if a.opt.Reranker != nil && len(merged) > 0 {
-		scores, err := a.rerankVariants(ctx, variants, outs, layers, merged)
+		scores, order, err := a.rerankVariants(ctx, variants, outs, layers, merged)
 		if err != nil {
 			p.rerankErr = err
 			a.log.Warn("rerank_failed", "reranker", a.opt.Reranker.Name(), "err", err.Error())
@@ -378,7 +384,7 @@ func (a *Asker) search(ctx context.Context, snap *retrieve.Snapshot, req Request
 			for i := range idx {
 				idx[i] = i
 			}
-			sort.SliceStable(idx, func(x, y int) bool { return scores[idx[x]] > scores[idx[y]] })
+			sort.SliceStable(idx, func(x, y int) bool { return order[idx[x]] > order[idx[y]] })
 			cs, ss := make([]retrieve.Candidate, len(idx)), make([]float64, len(idx))
 			for i, j := range idx {
 				cs[i], ss[i] = merged[j], scores[j]
