@@ -52,13 +52,14 @@ func TestReceiptVerb(t *testing.T) {
 	if err != nil || !strings.Contains(out, "Up to >>>5 unused days<<< may be carried") || !strings.Contains(out, "still reads the same") {
 		t.Fatalf("receipt: %v\n%s", err, out)
 	}
-	// After the passages: each quote and fact and what it matched, then
-	// the sentences not checked.
+	// After the passages: each quote and fact and what it matched (the
+	// quote's "5" is a fact too), then the sentences not checked.
 	tail := `
 Quotes:
   - "5 unused days" (S1) matched "5 unused days"
 
 Facts:
+  - "5" (S1, number) matched "5"
   - "five" (S1, number) matched "5"
 
 Not checked (no quote or fact to compare):
@@ -85,8 +86,9 @@ Not checked (no quote or fact to compare):
 	if err != nil || json.Unmarshal([]byte(out), &r) != nil || len(r.Passages) != 1 || r.Passages[0].Unchanged || r.Passages[0].Text != body {
 		t.Fatalf("receipt --json after a change: %v\n%s", err, out)
 	}
-	// The checks say what was read then, not what the document says now.
-	if len(r.Checks) != 2 || r.Checks[1] != (verify.ReceiptCheck{Kind: "number", Text: "five", Sentence: 2, Passage: "S1", Start: 6, End: 7, Matched: "5"}) {
+	// The checks say what was read then, not what the document says now
+	// (the quote, its number, then the second sentence's "five").
+	if len(r.Checks) != 3 || r.Checks[2] != (verify.ReceiptCheck{Kind: "number", Text: "five", Sentence: 2, Passage: "S1", Start: 6, End: 7, Matched: "5"}) {
 		t.Errorf("receipt --json checks: %+v", r.Checks)
 	}
 	var ue usageError
