@@ -13,6 +13,7 @@ package lrank
 
 import (
 	"math"
+	"regexp"
 	"strings"
 	"unicode"
 
@@ -70,11 +71,13 @@ var FeatureNames = []string{
 	"unknown_share",   // share of the question's words in no layer
 	"clause_words",    // share of the clause type's drafting words in the text
 	"sentence_cover",  // idf_coverage of the passage's best single sentence
+	"no_number",       // 1 when the question asks for a quantity and the best-covering sentence holds no number
 }
 
 // Features returns one row of FeatureNames per candidate.
 func Features(question string, cands []Candidate) [][]float64 {
 	qterms := uniq(terms(question))
+	asksNumber := quantityQuestion.MatchString(strings.ToLower(question))
 	bestLex, bestSim := 0.0, math.Inf(-1)
 	docTerms := make([][]string, len(cands))
 	df := map[string]int{}
@@ -172,23 +175,45 @@ func Features(question string, cands []Candidate) [][]float64 {
 		}
 		f[16] = c.Unknown
 		f[17] = clauseWordShare(c.ClauseWords, docTerms[i])
-		f[18] = sentenceCover(qterms, c.Text, idf)
+		var sentence string
+		f[18], sentence = sentenceCover(qterms, c.Text, idf)
+		if asksNumber && !hasNumber(sentence) {
+			f[19] = 1
+		}
 	}
 	return out
 }
 
+// quantityQuestion matches a question that asks for a quantity, a number
+// or a date ("how many", "what percentage", "which port", "maximum").
+var quantityQuestion = regexp.MustCompile(`\b(how (many|much|long|often|old|large|big|far|soon)|what (percentage|percent|share|proportion|number|year|date|port|size|length|rate|fee|amount)|which (port|year|number)|maximum|minimum|limit|at most|at least|deadline)\b`)
+
+// numberWord matches a number or a frequency written out.
+var numberWord = regexp.MustCompile(`\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|hundred|thousand|million|percent|half|quarter|once|twice|daily|weekly|monthly|annually|yearly)\b`)
+
+// hasNumber reports whether s holds a digit or a number written out.
+func hasNumber(s string) bool {
+	for _, r := range s {
+		if unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return numberWord.MatchString(strings.ToLower(s))
+}
+
 // sentenceCover is the best idf-weighted share of the question's terms
-// that one sentence of text holds: a claim is usually borne out by one
-// sentence, not by words spread over a whole abstract.
-func sentenceCover(qterms []string, text string, idf func(string) float64) float64 {
+// that one sentence of text holds (a claim is usually borne out by one
+// sentence, not by words spread over a whole abstract), and that sentence
+// (the first of the best; the whole text when the question has no terms).
+func sentenceCover(qterms []string, text string, idf func(string) float64) (float64, string) {
 	all := 0.0
 	for _, t := range qterms {
 		all += idf(t)
 	}
 	if all == 0 {
-		return 0
+		return 0, text
 	}
-	best := 0.0
+	best, bestS := -1.0, text
 	for _, s := range roughSentences(text) {
 		have := map[string]bool{}
 		for _, t := range terms(s) {
@@ -200,9 +225,11 @@ func sentenceCover(qterms []string, text string, idf func(string) float64) float
 				w += idf(t)
 			}
 		}
-		best = math.Max(best, w/all)
+		if w/all > best {
+			best, bestS = w/all, s
+		}
 	}
-	return best
+	return max(best, 0), bestS
 }
 
 // roughSentences splits text after '.', '!' or '?' followed by white space,

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/stratakb/stratakb/eval/answers"
+	"github.com/stratakb/stratakb/queryd/internal/ask"
 	"github.com/stratakb/stratakb/queryd/internal/lrank"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/route"
@@ -39,7 +40,11 @@ const rerankAnswersShare = 0.5
 // can be changed without searching again; delete the file after a change
 // to retrieval). With STRATA_WRITE_WEIGHTS=PATH it writes the model as Go
 // source. STRATA_RERANK_DROP=a,b leaves those features out of the fit (to
-// measure what each adds).
+// measure what each adds). The shipped model is no longer this full refit:
+// on the 503-question set's lists a refit separated the test split's
+// answers from its near misses worse than @5 did, so lrank-at5-no-number@8
+// is @5 with no_number stacked on (lrank's TestStackNoNumber, on the
+// judged lists this test keeps; docs/ask.md, "Near misses: no_number").
 func TestTrainReranker(t *testing.T) {
 	if os.Getenv("STRATA_TRAIN_RERANKER") != "1" {
 		t.Skip("set STRATA_EVAL=1 STRATA_TRAIN_RERANKER=1 to train the offline reranker")
@@ -63,9 +68,9 @@ func TestTrainReranker(t *testing.T) {
 		}
 	}
 	pair := rerankPair(t)
-	version := "lrank-scifact-answers-l2-%g@6"
+	version := "lrank-scifact-answers-l2-%g@8"
 	if pair > 0 {
-		version = fmt.Sprintf("lrank-scifact-answers-pair%g-l2-%%g@6", pair)
+		version = fmt.Sprintf("lrank-scifact-answers-pair%g-l2-%%g@8", pair)
 	}
 	tr := lrank.Train(js, lrank.TrainConfig{L2s: []float64{0.001, 0.003, 0.01, 0.03, 0.1}, Folds: 5,
 		AnswersShare: rerankAnswersShare, Version: version, Pair: pair,
@@ -201,4 +206,61 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// TestEvalRerankTradeoff (STRATA_EVAL=1 STRATA_EVAL_RERANK_TRADEOFF=1,
+// with STRATA_EVAL_ANSWERS_DATABASE_URL) compares rerankers by what their
+// marks can buy: it asks the answer set as TestEvalAskAnswers does with
+// the shipped model (lrank.Default), prints the marks the rule chooses on
+// all of train (chooseMarks) and, at that high mark, each medium mark's
+// honest figures on the test split (simulated, named and routed), so that
+// near_miss not_found and partly_found precision can be read at the same
+// answered on the old questions.
+func TestEvalRerankTradeoff(t *testing.T) {
+	if os.Getenv("STRATA_EVAL") != "1" || os.Getenv("STRATA_EVAL_RERANK_TRADEOFF") != "1" {
+		t.Skip("set STRATA_EVAL=1 STRATA_EVAL_RERANK_TRADEOFF=1 to compare rerankers' trade-offs")
+	}
+	_, all, emb, url, _ := setupAnswers(t, "STRATA_EVAL_ANSWERS_DATABASE_URL")
+	ctx := context.Background()
+	st, err := store.OpenCorpus(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	stored, err := st.Layers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := retrieve.New(st, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots})
+	opt := ask.Options{Engine: eng, Docs: st, Reranker: ask.Offline{Model: lrank.Default}}
+	high, medium := ask.New(opt).Marks()
+	if v := os.Getenv("STRATA_EVAL_RERANK_MARKS"); v != "" {
+		if _, err := fmt.Sscanf(v, "%f/%f", &high, &medium); err != nil {
+			t.Fatalf("STRATA_EVAL_RERANK_MARKS=%q: want HIGH/MEDIUM", v)
+		}
+		opt.RerankHigh, opt.RerankMedium = high, medium
+	}
+	a := ask.New(opt)
+	dn := newDistinctiveNames(t, st, stored)
+	runs := map[string]map[string][]askRun{"train": {}, "test": {}}
+	for _, q := range all {
+		runs[q.Split]["named"] = append(runs[q.Split]["named"], askOne(t, a, dn, q, []string{q.Layer}, high, medium))
+		runs[q.Split]["routed"] = append(runs[q.Split]["routed"], askOne(t, a, dn, q, nil, high, medium))
+	}
+	train := append(append([]askRun(nil), runs["train"]["named"]...), runs["train"]["routed"]...)
+	c := chooseMarks(train)
+	fmt.Printf("\nreranker %s, asked at %.2f / %.2f; the rule on all of train: %.2f / %.2f (kept %v; train found %s, partly %s, unanswerable %s, old answered %s)\n",
+		lrank.Default.Version, high, medium, c.high, c.medium, c.h.kept(), c.h.found, c.h.partly, c.h.unansAll, c.h.oldAnswered)
+	for _, hi := range []float64{c.high, high} {
+		fmt.Printf("\ntest split at high %.2f, simulated: found precision / partly precision / near_miss not_found / all unanswerable not_found / old answered\n", hi)
+		fmt.Printf("| medium | named | routed |\n|---|---|---|\n")
+		for m := 20; m <= 70; m += 5 {
+			med := float64(m) / 100
+			cell := func(rs []askRun) string {
+				h := measureHonest(rs, hi, med)
+				return fmt.Sprintf("%.3f / %.3f / %.3f / %.3f / %.3f", h.found.v(), h.partly.v(), h.nearMiss.v(), h.unansAll.v(), h.oldAnswered.v())
+			}
+			fmt.Printf("| %.2f | %s | %s |\n", med, cell(runs["test"]["named"]), cell(runs["test"]["routed"]))
+		}
+	}
 }
