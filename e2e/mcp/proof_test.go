@@ -118,7 +118,7 @@ type proofLoop struct {
 }
 
 var (
-	refRe       = regexp.MustCompile(`^d[0-9]+:([0-9]+)-([0-9]+)$`)
+	refRe       = regexp.MustCompile(`^d[0-9]+:([0-9]+)-([0-9]+)(?:~[0-9a-f]{8})?$`)
 	receiptIDRe = regexp.MustCompile(`^rcpt_[0-9a-f]{32}$`)
 )
 
