@@ -281,3 +281,78 @@ func TestReadDatabaseURLServesReads(t *testing.T) {
 		t.Errorf("search without a read database found the other database's document:\n%s", out)
 	}
 }
+
+// TestQuerydRoleCannotTakeIngestdLocks: the queryd role could take
+// ingestd's advisory locks (their keys are predictable from jobs/locks.go)
+// and hold them, and `ingestd add --wait` then never finished (issue 32,
+// item 13). Migration 0024 takes every advisory-lock function from PUBLIC:
+// each form is refused, no advisory function is left to the role, and the
+// owner that migrated keeps them. The test also pins what the role can
+// still do beyond reading, which the README lists: NOTIFY, and ALTER ROLE
+// … SET on itself.
+func TestQuerydRoleCannotTakeIngestdLocks(t *testing.T) {
+	ctx := context.Background()
+	owner, qurl := asQuerydRole(t)
+	conn, err := pgx.Connect(ctx, qurl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	embedLayer1 := int64(0x454d4244)<<32 | 1 // "EMBD", layer 1 (jobs/locks.go)
+	for _, stmt := range []string{
+		`SELECT pg_advisory_lock($1)`,
+		`SELECT pg_try_advisory_lock($1)`,
+		`SELECT pg_advisory_lock_shared($1)`,
+		`SELECT pg_try_advisory_lock_shared($1)`,
+		`SELECT pg_advisory_xact_lock($1)`,
+		`SELECT pg_try_advisory_xact_lock($1)`,
+		`SELECT pg_advisory_unlock($1)`,
+		`SELECT pg_advisory_lock(($1::bigint >> 32)::int, ($1::bigint & 1)::int)`,
+		`SELECT pg_try_advisory_lock(($1::bigint >> 32)::int, ($1::bigint & 1)::int)`,
+		`SELECT pg_advisory_unlock_all()`,
+	} {
+		args := []any{embedLayer1}
+		if !strings.Contains(stmt, "$1") {
+			args = nil
+		}
+		_, err := conn.Exec(ctx, stmt, args...)
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "42501" {
+			t.Errorf("%s as queryd: %v, want permission denied (42501)", stmt, err)
+		}
+	}
+	var left []string
+	rows, err := owner.Query(ctx, `SELECT p.oid::regprocedure::text FROM pg_proc p
+		WHERE p.proname LIKE '%advisory%' AND has_function_privilege('queryd', p.oid, 'EXECUTE') ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("the queryd role may still run %v", left)
+	}
+	// The owner (ingestd's role, which ran the migrations) keeps them.
+	var got bool
+	if err := owner.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, embedLayer1).Scan(&got); err != nil || !got {
+		t.Errorf("the owner takes an advisory lock: %v %v", got, err)
+	}
+
+	// What the role can still do, as the README says: NOTIFY (StrataKB
+	// listens on no channel) and its own session defaults.
+	if _, err := conn.Exec(ctx, `NOTIFY strata_test_channel, 'hello'`); err != nil {
+		t.Errorf("NOTIFY as queryd: %v (the README says the role can)", err)
+	}
+	if _, err := conn.Exec(ctx, `ALTER ROLE queryd SET application_name = 'queryd-test'`); err != nil {
+		t.Errorf("ALTER ROLE queryd SET as queryd: %v (the README says the role can)", err)
+	} else if _, err := conn.Exec(ctx, `ALTER ROLE queryd RESET application_name`); err != nil {
+		t.Errorf("ALTER ROLE queryd RESET as queryd: %v", err)
+	}
+	// But not another role's, nor a privilege.
+	for _, stmt := range []string{`ALTER ROLE postgres SET application_name = 'evil'`, `ALTER ROLE queryd SUPERUSER`, `ALTER ROLE queryd CREATEROLE`} {
+		if _, err := conn.Exec(ctx, stmt); err == nil {
+			t.Errorf("%s as queryd succeeded", stmt)
+		}
+	}
+}
