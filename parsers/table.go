@@ -45,8 +45,9 @@ const (
 	// unzipFactor bounds how much a workbook may unzip to, in multiples of
 	// the file size limit (a zip bomb stops there).
 	unzipFactor = 8
-	// maxLazyLines is the most line breaks a value may hold in a file read
-	// with lenient quotes (one with a quote inside an unquoted value).
+	// maxLazyLines is the most line breaks a quoted value may hold in a
+	// file read with tolerant quotes (one with a quote that encloses no
+	// value); a quote whose value would run longer is read literally.
 	maxLazyLines = 50
 	// maxFormulaChecks bounds the empty cells per sheet that are checked
 	// for a formula without a stored result.
@@ -245,13 +246,16 @@ func parseDelimited(ctx context.Context, data []byte, tsv bool, modTime time.Tim
 		def = '\t'
 	}
 	comma := sniffDelimiter(body, def)
-	doc, err := readDelimited(ctx, body, comma, false, opt)
-	if errors.Is(err, csv.ErrBareQuote) {
-		// A quote inside an unquoted value (5" pipe) is common in exported
-		// files: read them as literal quotes, and say so.
-		doc, err = readDelimited(ctx, body, comma, true, opt)
+	doc, err := readDelimited(ctx, &strictRecords{r: newCSVReader(body, comma)}, opt)
+	if errors.Is(err, csv.ErrBareQuote) || errors.Is(err, csv.ErrQuote) {
+		// A quote inside an unquoted value (5" pipe) or a value that starts
+		// with a quote and is no quoted field ("Nails" 40mm, or a quote never
+		// closed) is common in exported files: spreadsheets write such cells
+		// as they are. Read them as literal characters, and say where.
+		tr := &tolerantRecords{data: body, comma: byte(comma), line: 1}
+		doc, err = readDelimited(ctx, tr, opt)
 		if err == nil {
-			doc.Warnings = append(doc.Warnings, "quotes inside unquoted values were read as literal characters")
+			doc.Warnings = append(doc.Warnings, tr.warning())
 		}
 	}
 	if err != nil {
@@ -264,41 +268,182 @@ func parseDelimited(ctx context.Context, data []byte, tsv bool, modTime time.Tim
 	return doc, nil
 }
 
-func readDelimited(ctx context.Context, body []byte, comma rune, lazy bool, opt Options) (*schema.ParsedDoc, error) {
+// recordSource yields a delimited file's records, each with the line it
+// starts on; io.EOF ends them.
+type recordSource interface {
+	next() (rec []string, line int, err error)
+}
+
+var (
+	_ recordSource = (*strictRecords)(nil)
+	_ recordSource = (*tolerantRecords)(nil)
+)
+
+func newCSVReader(body []byte, comma rune) *csv.Reader {
 	r := csv.NewReader(bytes.NewReader(body))
 	r.Comma = comma
 	r.FieldsPerRecord = -1
-	r.LazyQuotes = lazy
 	r.ReuseRecord = true
+	return r
+}
+
+// strictRecords reads RFC 4180 records with encoding/csv.
+type strictRecords struct{ r *csv.Reader }
+
+func (s *strictRecords) next() ([]string, int, error) {
+	rec, err := s.r.Read()
+	if err != nil {
+		return nil, 0, err
+	}
+	line, _ := s.r.FieldPos(0)
+	return rec, line, nil
+}
+
+// tolerantRecords reads a delimited file whose quotes are not all RFC 4180
+// quoting. A field that starts with a quote is a quoted field when a closing
+// quote follows it directly by a delimiter or the line's end, within
+// maxLazyLines lines, with every inner quote doubled; any other field,
+// including one that starts with a quote that does not close that way, is
+// read literally up to the next delimiter or line end. The lines where a
+// quote was read literally are kept for the warning.
+type tolerantRecords struct {
+	data    []byte
+	comma   byte
+	pos     int
+	line    int   // line number at pos, from 1
+	literal []int // lines with a quote read literally, ascending
+	count   int   // how many such lines
+}
+
+// maxLiteralLines is how many lines the warning names.
+const maxLiteralLines = 10
+
+func (t *tolerantRecords) noteLiteral(line int) {
+	if n := len(t.literal); n > 0 && t.literal[n-1] == line {
+		return
+	}
+	t.count++
+	if len(t.literal) < maxLiteralLines {
+		t.literal = append(t.literal, line)
+	} else {
+		t.literal = append(t.literal[:maxLiteralLines], line) // the last one, for "…"
+	}
+}
+
+// warning names the lines where quotes were read literally.
+func (t *tolerantRecords) warning() string {
+	shown := t.literal
+	more := ""
+	if t.count > maxLiteralLines {
+		shown = t.literal[:maxLiteralLines]
+		more = fmt.Sprintf(", … (%d lines)", t.count)
+	}
+	at := make([]string, len(shown))
+	for i, n := range shown {
+		at[i] = strconv.Itoa(n)
+	}
+	unit := "lines "
+	if len(shown) == 1 {
+		unit = "line "
+	}
+	return unit + strings.Join(at, ", ") + more + ": quotes that do not enclose a value were read as literal characters"
+}
+
+func (t *tolerantRecords) next() ([]string, int, error) {
+	if t.pos >= len(t.data) {
+		return nil, 0, io.EOF
+	}
+	start := t.line
+	var rec []string
+	for {
+		v := t.field()
+		rec = append(rec, v)
+		if t.pos < len(t.data) && t.data[t.pos] == t.comma {
+			t.pos++
+			continue
+		}
+		// A line end or the end of the data ends the record.
+		if t.pos < len(t.data) && t.data[t.pos] == '\r' {
+			t.pos++
+		}
+		if t.pos < len(t.data) && t.data[t.pos] == '\n' {
+			t.pos++
+			t.line++
+		}
+		return rec, start, nil
+	}
+}
+
+// field reads one field from pos, leaving pos on the delimiter or line end
+// after it.
+func (t *tolerantRecords) field() string {
+	d := t.data
+	if t.pos < len(d) && d[t.pos] == '"' {
+		if v, end, lines, ok := t.quoted(t.pos); ok {
+			t.pos, t.line = end, t.line+lines
+			return v
+		}
+	}
+	end := t.pos
+	for end < len(d) && d[end] != t.comma && d[end] != '\n' {
+		end++
+	}
+	v := d[t.pos:end]
+	t.pos = end
+	if bytes.HasSuffix(v, []byte("\r")) && (end == len(d) || d[end] == '\n') {
+		v = v[:len(v)-1]
+		t.pos--
+	}
+	if bytes.IndexByte(v, '"') >= 0 {
+		t.noteLiteral(t.line)
+	}
+	return string(v)
+}
+
+// quoted reads an RFC 4180 quoted field opening at d[at]; ok is false when
+// the quote does not open one.
+func (t *tolerantRecords) quoted(at int) (v string, end, lines int, ok bool) {
+	d := t.data
+	var b strings.Builder
+	i := at + 1
+	for {
+		j := bytes.IndexByte(d[i:], '"')
+		if j < 0 {
+			return "", 0, 0, false // never closed
+		}
+		chunk := d[i : i+j]
+		lines += bytes.Count(chunk, []byte("\n"))
+		if lines > maxLazyLines {
+			return "", 0, 0, false
+		}
+		b.Write(bytes.ReplaceAll(chunk, []byte("\r\n"), []byte("\n")))
+		i += j + 1
+		switch {
+		case i < len(d) && d[i] == '"':
+			b.WriteByte('"') // a doubled quote
+			i++
+		case i == len(d) || d[i] == t.comma || d[i] == '\n' || d[i] == '\r' && (i+1 == len(d) || d[i+1] == '\n'):
+			return b.String(), i, lines, true
+		default:
+			return "", 0, 0, false // text after the closing quote
+		}
+	}
+}
+
+func readDelimited(ctx context.Context, src recordSource, opt Options) (*schema.ParsedDoc, error) {
 	w := newTableWriter(int(min(tableTextFactor*opt.MaxFileSize, int64(maxInt))))
 	var names []string
 	for n := 0; ; n++ {
-		rec, err := r.Read()
+		rec, line, err := src.next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrBareQuote) && !lazy {
-				return nil, pe.Err
-			}
 			return nil, permanentf("read table: %w", err)
 		}
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
-			}
-		}
-		line, _ := r.FieldPos(0)
-		if lazy {
-			// Read leniently, a quote that is never closed swallows the
-			// rest of the file into one value: refuse rather than store
-			// one row where there were many.
-			for i, v := range rec {
-				if n := strings.Count(v, "\n"); n > maxLazyLines {
-					fl, _ := r.FieldPos(i)
-					return nil, permanentf("read table: line %d: a quoted value runs over %d lines; a quote is probably never closed", fl, n+1)
-				}
 			}
 		}
 		w.toLine(line)

@@ -135,17 +135,25 @@ func TestBadDelimitedInput(t *testing.T) {
 		t.Errorf("bare quote warnings %q", doc.Warnings)
 	}
 
-	_, err := Parse(context.Background(), "broken.csv", []byte("a,b\n\"open,2\n3,4\n"), testModTime, Options{})
-	if !errors.Is(err, ErrPermanent) || !strings.Contains(err.Error(), "line") {
-		t.Errorf("unterminated quote: err %v, want a permanent error naming the line", err)
+	// A value that opens with a quote that never closes is no quoted field:
+	// it is read literally, and so are the rows after it.
+	doc = parseTable(t, "broken.csv", []byte("a,b\n\"open,2\n3,4\n"))
+	if got := lineOf(doc.Text, 2) + "\n" + lineOf(doc.Text, 3); got != "a: \"open | b: 2\na: 3 | b: 4" {
+		t.Errorf("unterminated quote read as %q", got)
+	}
+	if len(doc.Warnings) != 1 || !strings.HasPrefix(doc.Warnings[0], "line 2: ") {
+		t.Errorf("unterminated quote warnings %q, want one naming line 2", doc.Warnings)
 	}
 
-	// A bare quote makes the file read leniently; a quote that then never
-	// closes would swallow every later row.
+	// A bare quote and then a quote that never closes: neither swallows the
+	// later rows.
 	swallow := "item,size\npipe,5\" long\n\"open,2\n" + strings.Repeat("3,4\n", 80)
-	_, err = Parse(context.Background(), "swallow.csv", []byte(swallow), testModTime, Options{})
-	if !errors.Is(err, ErrPermanent) || !strings.Contains(err.Error(), "line 3: a quoted value runs over") {
-		t.Errorf("unclosed quote after a bare one: err %v", err)
+	doc = parseTable(t, "swallow.csv", []byte(swallow))
+	if got := lineOf(doc.Text, 83); got != "item: 3 | size: 4" {
+		t.Errorf("last row after an unclosed quote = %q", got)
+	}
+	if len(doc.Warnings) != 1 || !strings.HasPrefix(doc.Warnings[0], "lines 2, 3: ") {
+		t.Errorf("unclosed quote after a bare one: warnings %q", doc.Warnings)
 	}
 
 	huge := strings.Repeat("é", maxCellBytes) // twice maxCellBytes in bytes
@@ -162,7 +170,7 @@ func TestBadDelimitedInput(t *testing.T) {
 	if len(doc.Warnings) != 1 || !strings.Contains(doc.Warnings[0], "no data rows") {
 		t.Errorf("header-only warnings %q", doc.Warnings)
 	}
-	doc, err = Parse(context.Background(), "empty.tsv", nil, testModTime, Options{})
+	doc, err := Parse(context.Background(), "empty.tsv", nil, testModTime, Options{})
 	if err != nil || len(doc.Warnings) != 1 || !strings.Contains(doc.Warnings[0], "empty file") {
 		t.Errorf("empty file: %v, %+v", err, doc)
 	}
@@ -349,5 +357,35 @@ func BenchmarkTables(b *testing.B) {
 			b.ReportMetric(float64(n*tc.rows)/sec, "rows/s")
 			b.ReportMetric(float64(n*len(tc.data))/sec/1e6, "MB/s")
 		})
+	}
+}
+
+// TestStrayQuoteTSV: a spreadsheet export writes a cell that starts with a
+// quote as it is ("Nails" 40 mm). Such a cell is read literally with a
+// warning naming its lines, while real quoted fields around it (a doubled
+// quote, a line break inside a value) are still read as quoted (issue 32,
+// item 14).
+func TestStrayQuoteTSV(t *testing.T) {
+	data := "code\tname\tnote\n" +
+		"A1\t\"Nails\" 40 mm\tbox of 100\n" +
+		"A2\t\"Screws, \"\"M6\"\"\"\t\"two\nlines\"\n" +
+		"A3\t\"Washers\tround\n" +
+		"A4\tBolts\t\"\"\"quoted\"\" text\"\n"
+	doc := parseTable(t, "stock.tsv", []byte(data))
+	want := []string{
+		"code | name | note",
+		`code: A1 | name: "Nails" 40 mm | note: box of 100`,
+		`code: A2 | name: Screws, "M6" | note: two lines`,
+		"",
+		`code: A3 | name: "Washers | note: round`,
+		`code: A4 | name: Bolts | note: "quoted" text`,
+	}
+	for i, w := range want {
+		if got := lineOf(doc.Text, i+1); got != w {
+			t.Errorf("line %d = %q, want %q", i+1, got, w)
+		}
+	}
+	if len(doc.Warnings) != 1 || doc.Warnings[0] != "lines 2, 5: quotes that do not enclose a value were read as literal characters" {
+		t.Errorf("warnings %q, want one naming lines 2 and 5", doc.Warnings)
 	}
 }
