@@ -452,7 +452,7 @@ func TestLearningLoopOverMCP(t *testing.T) {
 		t.Errorf("history after the layer reset: %d interactions, had %d", n, interactions)
 	}
 	// The global reset clears everything learned.
-	if _, err := s.call(t, loopAdmin, "strata_reset_learning", map[string]any{}); err != nil {
+	if _, err := s.call(t, loopAdmin, "strata_reset_learning", map[string]any{"scope": "all"}); err != nil {
 		t.Fatal(err)
 	}
 	s.promote()

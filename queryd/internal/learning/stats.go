@@ -82,19 +82,47 @@ func (s *Service) Stats(ctx context.Context, req StatsRequest) (*StatsResponse, 
 	return resp, nil
 }
 
-// ResetRequest is strata_reset_learning's arguments.
+// ResetRequest is strata_reset_learning's arguments. What to reset must be
+// said: a layer, or the scope "all" for everything. An empty request (no
+// body, null, {}) used to reset everything for good (issue 32, item 10).
 type ResetRequest struct {
+	Scope string `json:"scope,omitempty"`
 	Layer string `json:"layer,omitempty"`
 }
 
+// The reset scopes a caller may name.
+const (
+	ResetScopeAll   = "all"
+	ResetScopeLayer = "layer"
+)
+
 // Args describes strata_reset_learning's arguments.
 func (ResetRequest) Args() toolargs.Args {
-	return toolargs.Args{"layer": {Description: "Clear what was learned for this layer only, keeping the history; " +
-		"leave it out to remove everything learned for good.", MaxLength: MaxLayerName}}
+	return toolargs.Args{
+		"scope": {Description: "What to reset: \"all\" removes everything learned, in every layer, for good; " +
+			"\"layer\" (or leaving scope out and naming a layer) clears one layer. Required unless layer is given.",
+			Enum: []string{ResetScopeAll, ResetScopeLayer}},
+		"layer": {Description: "Clear what was learned for this layer only, keeping the history. " +
+			"Not with scope \"all\".", MaxLength: MaxLayerName},
+	}
 }
 
-// Validate checks the arguments.
-func (r *ResetRequest) Validate() error { return qerr.CheckText("layer", "", r.Layer) }
+// Validate checks the arguments: a reset names its scope, and a layer
+// reset its layer.
+func (r *ResetRequest) Validate() error {
+	if err := qerr.CheckText("layer", "", r.Layer); err != nil {
+		return err
+	}
+	switch {
+	case r.Scope == "" && r.Layer == "":
+		return qerr.Invalidf("scope", "say what to reset: {\"scope\": \"all\"} for everything learned, or {\"layer\": NAME} for one layer; nothing was reset")
+	case r.Scope == ResetScopeAll && r.Layer != "":
+		return qerr.Invalidf("layer", "is not taken with scope \"all\": name a layer or reset everything, not both; nothing was reset")
+	case r.Scope == ResetScopeLayer && r.Layer == "":
+		return qerr.Invalidf("layer", "is required with scope \"layer\"; nothing was reset")
+	}
+	return nil
+}
 
 // ResetResponse is strata_reset_learning's result.
 type ResetResponse struct {

@@ -70,8 +70,8 @@ var statsSpec = toolSpec[learning.StatsRequest]{
 var resetSpec = toolSpec[learning.ResetRequest]{
 	Tool: Tool{
 		Name: ToolResetLearning,
-		Description: "Admins only. Clear what the server learned: for one layer (the history is kept) or, without a layer, " +
-			"everything for good.",
+		Description: "Admins only. Clear what the server learned: for one layer ({\"layer\": NAME}; the history is kept) " +
+			"or everything for good ({\"scope\": \"all\"}). A call that names neither is refused.",
 		AdminOnly: true,
 		HTTPPath:  "/v1/learning/reset",
 	},
