@@ -89,7 +89,8 @@ func parsePDF(ctx context.Context, path string, data []byte, opt Options) (*sche
 
 	// pdftotext for every page: it reads the pages the Go reader could not,
 	// and it is the yardstick for the pages the Go reader did read.
-	if err := popplerText(ctx, src, pages, whole); err != nil {
+	refChars, err := popplerText(ctx, src, pages, whole)
+	if err != nil {
 		return nil, nil, fmt.Errorf("parse pdf %s: %w", name, err)
 	}
 
@@ -117,6 +118,10 @@ func parsePDF(ctx context.Context, path string, data []byte, opt Options) (*sche
 	}
 	doc := assemblePDF(pages, opt)
 	doc.Title = title
+	if got := textChars(doc.Text); refChars > 0 && float64(got) < minDocShare*float64(refChars) {
+		doc.Warnings = append(doc.Warnings, fmt.Sprintf("text may be missing: the stored text holds %d of the %d characters pdftotext reads (%.0f %%)",
+			got, refChars, 100*float64(got)/float64(refChars)))
+	}
 	return doc, pages, nil
 }
 
@@ -367,6 +372,42 @@ const minGoShare = 0.98
 // goShort is the page warning for a Go-reader text that pdftotext replaced.
 var goShort = fmt.Sprintf("Go reader missed text: under %.0f %% of pdftotext's characters", 100*minGoShare)
 
+// minGoTenth: a Go-reader text holding under this share of pdftotext's
+// characters (a page read as its running footer alone) is replaced by
+// pdftotext's text even when the usable-text test finds fault with that
+// text's layout (words or lines run together, a clause number glued to its
+// title): the layout costs some structure, keeping the footer costs the
+// page. Garbled pdftotext text (undecodable glyphs) replaces nothing.
+const minGoTenth = 0.10
+
+// minDocShare is the share of pdftotext's characters under which a
+// document's stored text gets a document warning: whatever each page's
+// verdict, half the text is missing.
+const minDocShare = 0.5
+
+// compareGo judges a page the Go reader read against pdftotext's text of
+// it: it keeps the Go text when that holds minGoShare of pdftotext's
+// characters, takes pdftotext's text when that is usable (or when the Go
+// text holds under minGoTenth and pdftotext's is not garbled), and
+// otherwise keeps the Go text with a Why that pdfWarnings reports.
+func compareGo(p *pageResult, text string) {
+	ref := cleanText(text)
+	got, want := textChars(p.Text), textChars(ref)
+	if float64(got) >= minGoShare*float64(want) {
+		return
+	}
+	q := judgeText(text)
+	switch {
+	case q.OK:
+		*p = pageResult{Text: ref, Method: methodPdftotext, Why: goShort, thin: q.Thin}
+	case float64(got) < minGoTenth*float64(want) && !strings.HasPrefix(q.Reason, "garbled"):
+		*p = pageResult{Text: ref, Method: methodPdftotext,
+			Why: fmt.Sprintf("Go reader kept under %.0f %% of pdftotext's characters; pdftotext: %s", 100*minGoTenth, q.Reason)}
+	default:
+		p.Why = fmt.Sprintf("Go reader kept under %.0f %% of pdftotext's characters, and pdftotext's text is unusable: %s", 100*minGoShare, q.Reason)
+	}
+}
+
 // toolOutput is what a tool run in the background printed, or its error.
 type toolOutput struct {
 	out []byte
@@ -392,28 +433,29 @@ func startPdftotext(ctx context.Context, src *pdfSource) <-chan toolOutput {
 // splits it at its form feeds (or runs pdftotext page by page when that split
 // does not give one part per page). A page the Go reader left without text
 // takes pdftotext's text when that is usable; a page the Go reader did read
-// keeps its text unless that holds under minGoShare of pdftotext's
-// characters and pdftotext's text is usable.
-func popplerText(ctx context.Context, src *pdfSource, pages []pageResult, whole <-chan toolOutput) error {
+// keeps its text unless compareGo prefers pdftotext's. It returns the
+// characters pdftotext read over all the pages it read (0 when it read none).
+func popplerText(ctx context.Context, src *pdfSource, pages []pageResult, whole <-chan toolOutput) (int, error) {
 	var r toolOutput
 	select {
 	case r = <-whole:
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 	out, err := r.out, r.err
 	f, ferr := src.file()
 	if ferr != nil {
-		return ferr
+		return 0, ferr
 	}
+	refChars := 0
 	texts := map[int]string{}
 	failed := map[int]string{}
 	var te *toolError
 	if err != nil && !errors.As(err, &te) {
-		return err
+		return 0, err
 	}
 	// pdftotext ends every page with a form feed.
 	parts := strings.Split(string(out), "\f")
@@ -424,12 +466,11 @@ func popplerText(ctx context.Context, src *pdfSource, pages []pageResult, whole 
 			texts[i] = parts[i]
 		}
 	case err != nil:
-		// poppler failed on the document as a whole: try the pages the Go
-		// reader could not read one by one; the others keep their text.
-		for i, p := range pages {
-			if p.Method == "" {
-				perPage = append(perPage, i)
-			}
+		// poppler failed on the document as a whole: try every page one by
+		// one, the ones the Go reader could not read for their text and the
+		// ones it did read as the yardstick for what it kept.
+		for i := range pages {
+			perPage = append(perPage, i)
 		}
 	default:
 		// The page counts disagree: ask for each page by its number.
@@ -441,13 +482,13 @@ func popplerText(ctx context.Context, src *pdfSource, pages []pageResult, whole 
 		n := strconv.Itoa(i + 1)
 		out, err := runTool(ctx, "pdftotext", "-enc", "UTF-8", "-f", n, "-l", n, f, "-")
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
 		switch {
 		case errors.As(err, &te):
 			failed[i] = te.Error()
 		case err != nil:
-			return err
+			return 0, err
 		default:
 			texts[i] = string(out)
 		}
@@ -463,14 +504,9 @@ func popplerText(ctx context.Context, src *pdfSource, pages []pageResult, whole 
 		if !ok {
 			continue
 		}
+		refChars += textChars(cleanText(text))
 		if pages[i].Method == methodGo {
-			ref := cleanText(text)
-			if float64(textChars(pages[i].Text)) >= minGoShare*float64(textChars(ref)) {
-				continue
-			}
-			if q := judgeText(text); q.OK {
-				pages[i] = pageResult{Text: ref, Method: methodPdftotext, Why: goShort, thin: q.Thin}
-			}
+			compareGo(&pages[i], text)
 			continue
 		}
 		q := judgeText(text)
@@ -482,7 +518,7 @@ func popplerText(ctx context.Context, src *pdfSource, pages []pageResult, whole 
 		pages[i].Method = methodPdftotext
 		pages[i].thin = q.Thin
 	}
-	return nil
+	return refChars, nil
 }
 
 // ocrPages renders the pages listed in idx with pdftoppm and OCRs them,
@@ -598,7 +634,10 @@ func pdfWarnings(pages []pageResult, opt Options) []string {
 		var msg string
 		switch p.Method {
 		case methodGo:
-			continue
+			if p.Why == "" {
+				continue
+			}
+			msg = "text from the Go reader, which may miss text (" + p.Why + ")"
 		case methodPdftotext:
 			msg = "text from pdftotext (" + p.Why + ")"
 		case methodOCR:
