@@ -16,6 +16,7 @@ import (
 	mcpserver "github.com/mark3labs/mcp-go/server"
 
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
+	"github.com/stratakb/stratakb/queryd/internal/toolargs"
 )
 
 // JSON-RPC messages that mcp-go answers wrongly are answered here, before
@@ -28,7 +29,9 @@ import (
 //   - a message with an id but neither a method nor a result or error got
 //     202 over HTTP, as if it were a response: it gets -32600;
 //   - answer_from_documents without a question got -32603 internal error:
-//     it gets -32602 invalid params naming the argument.
+//     it gets -32602 invalid params naming the argument;
+//   - a tools/call whose arguments hold text that is not UTF-8 was served
+//     with U+FFFD in its place: it gets the tool's invalid-argument result.
 
 // rpcReply is a JSON-RPC error response decided before mcp-go.
 type rpcReply struct {
@@ -74,6 +77,11 @@ func checkMessage(msg []byte) *rpcReply {
 		return rpcError(id, mcp.INVALID_REQUEST, http.StatusBadRequest,
 			"invalid request: a request needs a method (and a response a result or an error)")
 	}
+	if env.Method == string(mcp.MethodToolsCall) && id != nil {
+		if reply := checkToolText(id, env.Params); reply != nil {
+			return reply
+		}
+	}
 	if env.Method == string(mcp.MethodPromptsGet) && id != nil {
 		var p struct {
 			Name      string                     `json:"name"`
@@ -88,6 +96,33 @@ func checkMessage(msg []byte) *rpcReply {
 		}
 	}
 	return nil
+}
+
+// checkToolText answers a tools/call whose arguments hold text that is not
+// UTF-8 with the tool-result error the tool would give: mcp-go decodes the
+// message before the tool sees it, and encoding/json turns such bytes into
+// U+FFFD silently, so the arguments are checked here, as they arrived.
+func checkToolText(id, params json.RawMessage) *rpcReply {
+	var p struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.Arguments) == 0 {
+		return nil
+	}
+	err := toolargs.CheckUTF8(p.Arguments)
+	if err == nil {
+		return nil
+	}
+	res, _ := toolResultError(err)
+	body, merr := json.Marshal(struct {
+		JSONRPC string              `json:"jsonrpc"`
+		ID      json.RawMessage     `json:"id"`
+		Result  *mcp.CallToolResult `json:"result"`
+	}{"2.0", id, res})
+	if merr != nil {
+		return nil
+	}
+	return &rpcReply{body: body, status: http.StatusOK}
 }
 
 func rpcError(id json.RawMessage, code, status int, msg string) *rpcReply {

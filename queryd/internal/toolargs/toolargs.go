@@ -319,6 +319,9 @@ func objectArgs(raw json.RawMessage, known []string) (map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &args); err != nil {
 		return nil, qerr.Invalidf("arguments", "must be a JSON object")
 	}
+	if err := CheckUTF8(raw); err != nil {
+		return nil, err
+	}
 	keys := make([]string, 0, len(args))
 	for k := range args {
 		keys = append(keys, k)
@@ -486,4 +489,71 @@ func clip(s string) string {
 		cut--
 	}
 	return s[:cut] + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
+// CheckUTF8 refuses arguments whose strings are not valid UTF-8: raw bytes
+// that are not UTF-8, or an escaped lone surrogate ("\ud800"). It reads the
+// raw bytes, because encoding/json turns both into U+FFFD without a word,
+// and a question, draft or rating would be served and stored altered. The
+// error names the argument that holds them ("arguments" when raw is not an
+// object).
+func CheckUTF8(raw json.RawMessage) error {
+	if badUTF8(raw) == "" {
+		return nil
+	}
+	var args map[string]json.RawMessage
+	if json.Unmarshal(raw, &args) == nil {
+		keys := make([]string, 0, len(args))
+		for k := range args {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if why := badUTF8(args[k]); why != "" {
+				if !utf8.ValidString(k) {
+					k = "arguments"
+				}
+				return qerr.Invalidf(k, "%s; send text as UTF-8", why)
+			}
+		}
+	}
+	return qerr.Invalidf("arguments", "%s; send text as UTF-8", badUTF8(raw))
+}
+
+// badUTF8 says what is wrong with the text of a JSON value, or "" when
+// nothing is. Outside strings JSON is ASCII, and a backslash occurs only
+// inside a string, so the value need not be parsed.
+func badUTF8(b []byte) string {
+	if !utf8.Valid(b) {
+		return "holds bytes that are not valid UTF-8"
+	}
+	hex4 := func(i int) (rune, bool) {
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 32)
+		return rune(n), err == nil
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		r, ok := hex4(i)
+		if !ok {
+			i++ // an escaped character: skip it
+			continue
+		}
+		switch {
+		case r >= 0xd800 && r < 0xdc00:
+			if lo, ok := hex4(i + 6); ok && lo >= 0xdc00 && lo < 0xe000 {
+				i += 11
+				continue
+			}
+			return "holds a lone surrogate escape (\\u" + string(b[i+2:i+6]) + "), which is not UTF-8"
+		case r >= 0xdc00 && r < 0xe000:
+			return "holds a lone surrogate escape (\\u" + string(b[i+2:i+6]) + "), which is not UTF-8"
+		}
+		i += 5
+	}
+	return ""
 }

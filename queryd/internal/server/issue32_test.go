@@ -1,0 +1,74 @@
+package server
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// invalidTextBodies are search arguments whose strings are not UTF-8, with
+// the argument at fault; \xHH stands for the raw byte (see rawBytes).
+var invalidTextBodies = []struct{ arg, body string }{
+	{"query", `{"query": "leave carry-over \xff\xfe"}`},
+	{"query", `{"query": "leave \ud800 carry-over"}`},
+	{"query", `{"query": "leave \udc00"}`},
+	{"layers", `{"query": "leave", "layers": ["hand\xc3book"]}`},
+	{"metadata_filter", `{"query": "leave", "metadata_filter": {"owner": "h\xe9r"}}`},
+	{"metadata_filter", `{"query": "leave", "metadata_filter": {"\xe9": "x"}}`},
+}
+
+// rawBytes turns each \xHH of s into the byte HH: JSON has no \x escape.
+func rawBytes(s string) string {
+	return regexp.MustCompile(`\\x[0-9a-f]{2}`).ReplaceAllStringFunc(s, func(m string) string {
+		b, _ := strconv.ParseUint(m[2:], 16, 8)
+		return string([]byte{byte(b)})
+	})
+}
+
+// TestInvalidUTF8IsRefusedOverHTTPAndMCP: text that is not UTF-8 inside a
+// JSON string argument was turned into U+FFFD by encoding/json and served
+// (issue 32, item 9). It is refused with 400 naming the argument over HTTP,
+// and with the tool's invalid-argument result over MCP (HTTP and stdio),
+// before the tool runs; escaped pairs and plain escapes still work.
+func TestInvalidUTF8IsRefusedOverHTTPAndMCP(t *testing.T) {
+	ts := newTestServer(t, nil)
+	for _, tc := range invalidTextBodies {
+		r := post(t, ts.url+"/v1/search", readerToken, rawBytes(tc.body))
+		if r.status != 400 || r.errorBody(t).Argument != tc.arg || !strings.Contains(r.errorBody(t).Message, "UTF-8") {
+			t.Errorf("HTTP %q: status %d: %s", tc.body, r.status, r.body)
+		}
+	}
+	sid := initSession(t, ts.url)
+	var stdioMsgs []string
+	for i, tc := range invalidTextBodies {
+		msg := `{"jsonrpc":"2.0","id":` + string(rune('a'+i)) + `,"method":"tools/call","params":{"name":"strata_search","arguments":` + rawBytes(tc.body) + `}}`
+		msg = strings.Replace(msg, `"id":`+string(rune('a'+i)), `"id":"`+string(rune('a'+i))+`"`, 1)
+		stdioMsgs = append(stdioMsgs, msg)
+		status, _, body := mcpPost(t, ts.url, sid, msg)
+		if status != 200 || !strings.Contains(body, `"isError":true`) || !strings.Contains(body, `\"argument\":\"`+tc.arg+`\"`) ||
+			!strings.Contains(body, `"id":"`+string(rune('a'+i))+`"`) {
+			t.Errorf("MCP over HTTP %q: status %d: %s", tc.body, status, body)
+		}
+	}
+	if n := len(ts.search.calls); n != 0 {
+		t.Errorf("the search ran %d times on text that is not UTF-8: %+v", n, ts.search.calls)
+	}
+	s, err := New(DefaultConfig(), Deps{Searcher: &fakeSearcher{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for i, out := range stdio(t, s, append([]string{init}, stdioMsgs...)...)[1:] {
+		if !strings.Contains(out, `"isError":true`) || !strings.Contains(out, `\"argument\":\"`+invalidTextBodies[i].arg+`\"`) {
+			t.Errorf("MCP over stdio %q: %s", invalidTextBodies[i].body, out)
+		}
+	}
+	// Valid text passes: an escaped surrogate pair, an escaped backslash
+	// before a u, and plain non-ASCII.
+	for _, body := range []string{`{"query": "leave \ud83d\ude00"}`, `{"query": "C:\\ud800 path"}`, `{"query": "Urlaubsübertrag"}`} {
+		if r := post(t, ts.url+"/v1/search", readerToken, body); r.status != 200 {
+			t.Errorf("HTTP %s: status %d: %s", body, r.status, r.body)
+		}
+	}
+}
