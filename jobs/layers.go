@@ -53,6 +53,9 @@ func scanLayer(row pgx.Row) (Layer, error) {
 // UpsertLayer creates the layer or updates its settings, and returns it with
 // its id.
 func UpsertLayer(ctx context.Context, pool *pgxpool.Pool, l Layer) (Layer, error) {
+	if err := CheckLayerName(l.Name); err != nil {
+		return Layer{}, err
+	}
 	row := pool.QueryRow(ctx, `
 		INSERT INTO strata.layers (name, root, include_globs, exclude_globs, description, routing_patterns,
 			answer_mode, archived_globs, chunk_size, preset, pushed, schedule_allow_deletes, embedding_model)
@@ -68,6 +71,9 @@ func UpsertLayer(ctx context.Context, pool *pgxpool.Pool, l Layer) (Layer, error
 		l.Name, l.Root, nonNil(l.Include), nonNil(l.Exclude), l.Description, nonNil(l.RoutingPatterns),
 		l.AnswerMode, nonNil(l.Archived), l.ChunkSize, l.Preset, l.Pushed, l.ScheduleAllowDeletes, l.EmbeddingModel)
 	out, err := scanLayer(row)
+	if isCheckViolation(err, "layers_name_check") {
+		return Layer{}, fmt.Errorf("%w %q: a layer name is %s", ErrBadLayerName, l.Name, LayerNameRule)
+	}
 	if err != nil {
 		return Layer{}, fmt.Errorf("save layer %q: %w", l.Name, err)
 	}

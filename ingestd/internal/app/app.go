@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
@@ -56,6 +57,10 @@ Usage:
                                                   embed a layer with another model; the old
                                                   vectors serve until the new ones are complete
   ingestd status [--layer NAME] [--failed]        per-layer and per-file state
+  ingestd layers [--layer NAME]                   each layer's settings, counts and last run
+  ingestd set --layer NAME [--description TEXT] [--route PATTERN]... [--archived GLOB]...
+                                                  change a layer's settings without re-adding it
+  ingestd remove --layer NAME [--yes]             delete a layer and everything ingested from it
   ingestd serve                                   run the workers until stopped
   ingestd migrate                                 apply database migrations
 
@@ -67,7 +72,11 @@ INGEST_MAX_FILE_MB, INGEST_SCHEDULE, LOG_LEVEL and the EMBEDDING_* variables.
 
 // Main runs ingestd with args and returns the process exit code.
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	err := Run(ctx, args, getenv, stdout, stderr)
+	return exitCode(Run(ctx, args, getenv, stdout, stderr), stderr)
+}
+
+// exitCode is the exit code for Run's error, which it writes to stderr.
+func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
 	switch {
 	case err == nil:
@@ -85,8 +94,13 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	}
 }
 
-// Run runs one verb.
+// Run runs one verb, reading answers to its questions from os.Stdin.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	return RunIO(ctx, args, getenv, os.Stdin, stdout, stderr)
+}
+
+// RunIO is Run reading answers (ingestd remove's "delete?") from stdin.
+func RunIO(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		fmt.Fprint(stdout, usage)
 		if len(args) == 0 {
@@ -95,8 +109,14 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	}
 	verb, rest := args[0], args[1:]
+	if wantsHelp(rest) {
+		// -h needs no configuration: each verb prints its usage before it
+		// reads any.
+		e := &env{logger: slog.New(slog.DiscardHandler), stdin: stdin, stdout: stdout, stderr: stderr}
+		return e.dispatch(ctx, verb, rest)
+	}
 	switch verb {
-	case "add", "ingest", "reembed", "status", "serve", "migrate":
+	case "add", "ingest", "reembed", "status", "layers", "set", "remove", "serve", "migrate":
 	default:
 		return usagef("unknown verb %q (try 'ingestd help')", verb)
 	}
@@ -105,7 +125,24 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("configuration: %w", err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
-	e := &env{cfg: cfg, logger: logger, stdout: stdout, stderr: stderr}
+	e := &env{cfg: cfg, logger: logger, stdin: stdin, stdout: stdout, stderr: stderr}
+	return e.dispatch(ctx, verb, rest)
+}
+
+// wantsHelp reports whether args ask for a verb's usage.
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "-h", "-help", "--help", "--h":
+			return true
+		case "--":
+			return false
+		}
+	}
+	return false
+}
+
+func (e *env) dispatch(ctx context.Context, verb string, rest []string) error {
 	switch verb {
 	case "add":
 		return e.add(ctx, rest)
@@ -115,16 +152,25 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return e.reembed(ctx, rest)
 	case "status":
 		return e.status(ctx, rest)
+	case "layers":
+		return e.layers(ctx, rest)
+	case "set":
+		return e.set(ctx, rest)
+	case "remove":
+		return e.remove(ctx, rest)
 	case "serve":
 		return e.serve(ctx, rest)
-	default:
+	case "migrate":
 		return e.migrate(ctx, rest)
+	default:
+		return usagef("unknown verb %q (try 'ingestd help')", verb)
 	}
 }
 
 type env struct {
 	cfg    Config
 	logger *slog.Logger
+	stdin  io.Reader // answers to questions (ingestd remove)
 	stdout io.Writer
 	stderr io.Writer
 	pool   *pgxpool.Pool
@@ -147,6 +193,10 @@ func (e *env) connect(ctx context.Context) error {
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
+		if role, ok := authFailed(err); ok {
+			return fmt.Errorf("password authentication failed for role %q: the password comes from %s; "+
+				"check it there (or set DATABASE_URL)", role, e.cfg.DatabaseURLFrom)
+		}
 		return fmt.Errorf("database unreachable (is it started? 'make db-start'): %w", err)
 	}
 	if err := jobs.Migrate(ctx, pool); err != nil {
@@ -155,6 +205,20 @@ func (e *env) connect(ctx context.Context) error {
 	}
 	e.pool = pool
 	return nil
+}
+
+// authFailed reports whether err is the server refusing the password, and
+// for which role.
+func authFailed(err error) (role string, ok bool) {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "28P01" { // invalid_password
+		return "", false
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) && ce.Config != nil {
+		return ce.Config.User, true
+	}
+	return "", true
 }
 
 // poolConfig is the pool configuration for url with room for workers jobs
@@ -235,13 +299,6 @@ func (e *env) migrate(ctx context.Context, args []string) error {
 	return nil
 }
 
-// newFlagSet returns a flag set that reports errors instead of exiting.
-func newFlagSet(name string, out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("ingestd "+name, flag.ContinueOnError)
-	fs.SetOutput(out)
-	return fs
-}
-
 // parseArgs parses flags that may come before or after positional arguments
 // (ingestd add DIR --layer NAME); positionals end up in fs.Args().
 func parseArgs(fs *flag.FlagSet, args []string) error {
@@ -281,7 +338,7 @@ var presets = map[string]preset{
 
 func (e *env) add(ctx context.Context, args []string) error {
 	fs := newFlagSet("add", e.stderr)
-	name := fs.String("layer", "", "layer name (letters, digits, '_', '-', '.')")
+	name := layerFlag(fs, "layer name: "+jobs.LayerNameRule)
 	desc := fs.String("description", "", "what the layer holds (used for routing)")
 	mode := fs.String("answer-mode", "", fmt.Sprintf("%s or %s", schema.AnswerGrounded, schema.AnswerExtractive))
 	size := fs.Int("chunk-size", 0, fmt.Sprintf("chunk size in bytes of text (%d-%d; default %d, preset contracts %d)",
@@ -305,6 +362,9 @@ func (e *env) add(ctx context.Context, args []string) error {
 	}
 	if *name == "" {
 		return usagef("add: --layer NAME is required")
+	}
+	if err := checkLayerName("add", *name); err != nil {
+		return err
 	}
 	dir, err := filepath.Abs(fs.Arg(0))
 	if err != nil {
@@ -384,7 +444,7 @@ func (e *env) add(ctx context.Context, args []string) error {
 	layer.EmbeddingModel = model
 	layer, err = jobs.UpsertLayer(ctx, e.pool, layer)
 	if err != nil {
-		return err
+		return asUsage("add", err)
 	}
 	fmt.Fprintf(e.stdout, "layer %s: %s\n", layer.Name, layer.Root)
 	if changed {
@@ -400,7 +460,7 @@ func (e *env) add(ctx context.Context, args []string) error {
 
 func (e *env) ingest(ctx context.Context, args []string) error {
 	fs := newFlagSet("ingest", e.stderr)
-	name := fs.String("layer", "", "layer to re-ingest (default: all)")
+	name := layerFlag(fs, "layer to re-ingest (default: all)")
 	wait := fs.Bool("wait", false, "wait for the ingest to finish and print a summary")
 	allowDeletes := fs.Bool("allow-deletes", false, "let this run delete more than half of a layer's documents")
 	if err := parseArgs(fs, args); err != nil {
@@ -408,6 +468,9 @@ func (e *env) ingest(ctx context.Context, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		return usagef("ingest takes no arguments besides flags")
+	}
+	if err := checkLayerName("ingest", *name); err != nil {
+		return err
 	}
 	if err := e.connect(ctx); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"runtime"
 
 	"github.com/stratakb/stratakb/embed"
@@ -20,7 +21,10 @@ const (
 
 // Config is ingestd's configuration, read from the environment.
 type Config struct {
-	DatabaseURL string     // DATABASE_URL, else var/db.env written by `make db-start`
+	DatabaseURL string // DATABASE_URL, else var/db.env written by `make db-start`
+	// DatabaseURLFrom says where DatabaseURL came from, for errors:
+	// "DATABASE_URL" or the var/db.env file's path.
+	DatabaseURLFrom string
 	LogLevel    slog.Level // LOG_LEVEL
 	Workers     int        // INGEST_WORKERS: files processed at once
 	MaxFileMB   int        // INGEST_MAX_FILE_MB: larger files are refused
@@ -48,12 +52,21 @@ func DefaultConfig() Config {
 // LoadConfig builds the configuration: defaults, then the environment
 // through internal/config, then Validate. It reports every problem, each
 // starting with its variable's name.
+//
+// Default paths (var/db.env, var/models, var/lib) resolve against
+// STRATA_HOME, else the checkout ingestd was built in, else the working
+// directory (config.Home).
 func LoadConfig(getenv func(string) string) (Config, error) {
+	getenv = config.WithHome(getenv)
 	c := DefaultConfig()
 	r := config.NewReader(getenv)
 	var err error
 	c.DatabaseURL, err = config.DatabaseURL(getenv)
 	r.Add(err)
+	c.DatabaseURLFrom = "DATABASE_URL"
+	if getenv("DATABASE_URL") == "" {
+		c.DatabaseURLFrom = filepath.Join(config.UnderHome(getenv(config.HomeVar), "var"), "db.env")
+	}
 	c.LogLevel, err = config.LogLevel(getenv)
 	r.Add(err)
 	r.Int("INGEST_WORKERS", &c.Workers, 1, MaxWorkers)
@@ -67,6 +80,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	c.Embed, err = embed.ConfigFromEnv(getenv)
 	r.Add(err)
+	homeEmbedPaths(getenv, &c.Embed)
 	if err := r.Err(); err != nil {
 		return c, err
 	}
@@ -94,4 +108,21 @@ func (c Config) Validate() error {
 		return fmt.Errorf("ingestd configuration: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+// homeEmbedPaths resolves the local model's default folder and ONNX
+// Runtime's default library against STRATA_HOME (set by config.WithHome
+// to the checkout when unset). Paths the user set stay as given.
+func homeEmbedPaths(getenv func(string) string, c *embed.Config) {
+	home := getenv(config.HomeVar)
+	if home == "" || c.Provider != embed.ProviderLocal {
+		return
+	}
+	if !config.IsSet(getenv, "ONNXRUNTIME_LIB") {
+		c.LibraryPath = config.UnderHome(home, embed.DefaultLibraryPath)
+	}
+	if !config.IsSet(getenv, "STRATA_MODEL_DIR") && (c.ModelName == "" || embed.KnownLocalModel(c.ModelName)) {
+		name, dir := c.LocalModel()
+		c.ModelName, c.ModelDir = name, config.UnderHome(home, dir)
+	}
 }

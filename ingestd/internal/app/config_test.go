@@ -103,3 +103,37 @@ func TestConfigReportsEveryProblem(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigPathsUnderHome: the local model's and ONNX Runtime's default
+// paths resolve against STRATA_HOME, so ingestd run from another folder
+// finds them; paths set in the environment stay as given.
+func TestConfigPathsUnderHome(t *testing.T) {
+	env := map[string]string{"DATABASE_URL": configBase["DATABASE_URL"], "STRATA_HOME": "/srv/strata"}
+	c, err := loadConfig(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Embed.LibraryPath != "/srv/strata/var/lib/libonnxruntime.so.1" {
+		t.Errorf("ONNX Runtime's library: %q", c.Embed.LibraryPath)
+	}
+	if name, dir := c.Embed.LocalModel(); name != embed.DefaultLocalModel || dir != "/srv/strata/var/models/"+embed.DefaultLocalModel {
+		t.Errorf("local model: %q in %q", name, dir)
+	}
+	if c.DatabaseURLFrom != "DATABASE_URL" {
+		t.Errorf("DatabaseURLFrom = %q", c.DatabaseURLFrom)
+	}
+	env["STRATA_MODEL_DIR"], env["ONNXRUNTIME_LIB"], env["EMBEDDING_MODEL"] = "models/mine", "lib/ort.so", "e5-small-v2"
+	if c, err = loadConfig(env); err != nil {
+		t.Fatal(err)
+	}
+	if c.Embed.ModelDir != "models/mine" || c.Embed.LibraryPath != "lib/ort.so" {
+		t.Errorf("paths set in the environment changed: %q, %q", c.Embed.ModelDir, c.Embed.LibraryPath)
+	}
+	delete(env, "STRATA_MODEL_DIR")
+	if c, err = loadConfig(env); err != nil {
+		t.Fatal(err)
+	}
+	if _, dir := c.Embed.LocalModel(); dir != "/srv/strata/var/models/e5-small-v2" {
+		t.Errorf("EMBEDDING_MODEL's folder: %q", dir)
+	}
+}

@@ -51,7 +51,7 @@ func (e *env) layerModel(l jobs.Layer, flagModel string) (model string, changed 
 // queries keep using the old ones until every chunk has a new one.
 func (e *env) reembed(ctx context.Context, args []string) error {
 	fs := newFlagSet("reembed", e.stderr)
-	name := fs.String("layer", "", "layer to re-embed")
+	name := layerFlag(fs, "layer to re-embed")
 	model := fs.String("model", "", "model to embed it with: "+embed.LocalModelNames())
 	wait := fs.Bool("wait", false, "embed in this process, showing progress, until every chunk has a vector")
 	if err := parseArgs(fs, args); err != nil {
@@ -59,6 +59,9 @@ func (e *env) reembed(ctx context.Context, args []string) error {
 	}
 	if fs.NArg() > 0 || *name == "" || *model == "" {
 		return usagef("reembed needs --layer NAME and --model MODEL, and nothing else")
+	}
+	if err := checkLayerName("reembed", *name); err != nil {
+		return err
 	}
 	if err := e.connect(ctx); err != nil {
 		return err

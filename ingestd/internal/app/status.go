@@ -14,13 +14,16 @@ import (
 
 func (e *env) status(ctx context.Context, args []string) error {
 	fs := newFlagSet("status", e.stderr)
-	name := fs.String("layer", "", "show this layer's files")
+	name := layerFlag(fs, "show this layer's files")
 	failedOnly := fs.Bool("failed", false, "list only failed and skipped files and warnings")
 	if err := parseArgs(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("status takes no arguments besides flags")
+	}
+	if err := checkLayerName("status", *name); err != nil {
+		return err
 	}
 	if err := e.connect(ctx); err != nil {
 		return err
@@ -206,6 +209,9 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	fs := newFlagSet("serve", e.stderr)
 	if err := parseArgs(fs, args); err != nil {
 		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("serve takes no arguments")
 	}
 	if err := e.connect(ctx); err != nil {
 		return err
