@@ -25,9 +25,9 @@ type Config struct {
 	// DatabaseURLFrom says where DatabaseURL came from, for errors:
 	// "DATABASE_URL" or the var/db.env file's path.
 	DatabaseURLFrom string
-	LogLevel    slog.Level // LOG_LEVEL
-	Workers     int        // INGEST_WORKERS: files processed at once
-	MaxFileMB   int        // INGEST_MAX_FILE_MB: larger files are refused
+	LogLevel        slog.Level // LOG_LEVEL
+	Workers         int        // INGEST_WORKERS: files processed at once
+	MaxFileMB       int        // INGEST_MAX_FILE_MB: larger files are refused
 	// Schedule re-ingests every layer (INGEST_SCHEDULE: "6h" or "daily 02:30");
 	// nil when unset.
 	Schedule *jobs.Schedule
