@@ -232,13 +232,15 @@ func ParseRef(s string) (Ref, error) {
 	if !ok {
 		return Ref{}, fmt.Errorf("parse ref %q: %w", s, ErrBadRef)
 	}
+	// Offsets fit in 32 bits, as the database's offsets (int) do: a larger
+	// one is no ref, not a query PostgreSQL refuses (issue 32, item 8).
 	id, err1 := strconv.ParseInt(doc, 10, 64)
-	start, err2 := strconv.Atoi(a)
-	end, err3 := strconv.Atoi(b)
+	start, err2 := strconv.ParseInt(a, 10, 32)
+	end, err3 := strconv.ParseInt(b, 10, 32)
 	if err1 != nil || err2 != nil || err3 != nil || id <= 0 || start < 0 || end < start {
 		return Ref{}, fmt.Errorf("parse ref %q: %w", s, ErrBadRef)
 	}
-	return Ref{DocumentID: id, Start: start, End: end, Hash: hash}, nil
+	return Ref{DocumentID: id, Start: int(start), End: int(end), Hash: hash}, nil
 }
 
 var spanHashRe = regexp.MustCompile(`^[0-9a-f]{8}$`)

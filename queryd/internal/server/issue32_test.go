@@ -1,10 +1,17 @@
 package server
 
 import (
+	"context"
+	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stratakb/stratakb/queryd/internal/store"
+	"github.com/stratakb/stratakb/queryd/internal/verify"
+	"github.com/stratakb/stratakb/schema"
 )
 
 // invalidTextBodies are search arguments whose strings are not UTF-8, with
@@ -70,5 +77,45 @@ func TestInvalidUTF8IsRefusedOverHTTPAndMCP(t *testing.T) {
 		if r := post(t, ts.url+"/v1/search", readerToken, body); r.status != 200 {
 			t.Errorf("HTTP %s: status %d: %s", body, r.status, r.body)
 		}
+	}
+}
+
+// int4Spans reads spans as the store does, through PostgreSQL's int
+// offsets: an offset past 2^31-1 fails the query with an error that is
+// not the caller's kind (pgx: "unable to encode … greater than maximum
+// value for int4").
+type int4Spans struct{ calls int }
+
+func (f *int4Spans) Spans(_ context.Context, refs []schema.Ref) ([]store.Span, error) {
+	f.calls++
+	out := make([]store.Span, len(refs))
+	for i, r := range refs {
+		if r.Start > math.MaxInt32 || r.End > math.MaxInt32 {
+			return nil, fmt.Errorf("read span %s: failed to encode args[1]: %d is greater than maximum value for int4", r, r.Start)
+		}
+		out[i] = store.Span{Ref: r, SectionEnd: -1}
+	}
+	return out, nil
+}
+
+// TestHugeRefOffsetIsInvalid: a ref with an offset of 2^31 or more got 503
+// with Retry-After ("could not read the passages; retry"), which a client
+// retries forever (issue 32, item 8). It is an invalid argument: 400
+// naming passages, and the store is not asked.
+func TestHugeRefOffsetIsInvalid(t *testing.T) {
+	spans := &int4Spans{}
+	ts := newTestServer(t, func(_ *Config, d *Deps) { d.Verifier = verify.New(verify.Options{Spans: spans}) })
+	for _, ref := range []string{"d1:2147483648-2147483650", "d1:0-2147483648", "d1:0-9223372036854775807", "d1:4294967296-4294967300~9f86d081"} {
+		r := post(t, ts.url+"/v1/verify", readerToken, `{"draft": "Leave carries over [S1].", "passages": ["`+ref+`"]}`)
+		if r.status != 400 || r.header.Get("Retry-After") != "" || r.errorBody(t).Argument != "passages" {
+			t.Errorf("ref %s: status %d, Retry-After %q: %s", ref, r.status, r.header.Get("Retry-After"), r.body)
+		}
+	}
+	if spans.calls != 0 {
+		t.Errorf("the store was asked %d times for refs past 2^31", spans.calls)
+	}
+	// The largest offset PostgreSQL's int holds is still a ref.
+	if r := post(t, ts.url+"/v1/verify", readerToken, `{"draft": "Leave carries over [S1].", "passages": ["d1:0-2147483647"]}`); r.status != 200 {
+		t.Errorf("ref d1:0-2147483647: status %d: %s", r.status, r.body)
 	}
 }
