@@ -153,6 +153,7 @@ func TestConnectionsPerClientAreBounded(t *testing.T) {
 		held = append(held, c)
 	}
 	time.Sleep(100 * time.Millisecond) // let the server accept them
+	holdReserve(t, addr)
 	refused := 0
 	for range 16 {
 		c, err := net.Dial("tcp", addr)
@@ -185,6 +186,62 @@ func TestConnectionsPerClientAreBounded(t *testing.T) {
 			t.Fatalf("after one of four connections closed, a new one is still refused: %v", err)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// holdReserve takes the address's reserve connections for monitoring with
+// requests whose headers never end.
+func holdReserve(t *testing.T, addr string) {
+	t.Helper()
+	for range monitorReserve {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: %s\r\n", addr)
+	}
+	time.Sleep(100 * time.Millisecond)
+}
+
+// get sends one GET on a fresh connection and returns the status.
+func get(t *testing.T, addr, path string) int {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", path, addr)
+	return answer(t, c, 3*time.Second)
+}
+
+// TestMonitoringAnswersPastTheConnectionBound: with an address at
+// QUERYD_MAX_CONNS_PER_CLIENT, /healthz and /metrics answered 503, so
+// monitoring could not see an overloaded server (issue 32, item 12). They
+// answer on the address's reserve; anything else there is refused, and
+// past the reserve everything is.
+func TestMonitoringAnswersPastTheConnectionBound(t *testing.T) {
+	addr, _ := realServer(t, func(c *Config) { c.MaxConnsPerClient = 4 })
+	for range 4 {
+		halfBody(t, addr, "/v1/search", readerToken)
+	}
+	time.Sleep(100 * time.Millisecond)
+	for _, path := range []string{"/healthz", "/metrics", "/healthz"} {
+		if got := get(t, addr, path); got != http.StatusOK {
+			t.Errorf("GET %s with the address at its bound: %d, want 200", path, got)
+		}
+	}
+	c := halfBody(t, addr, "/v1/search", readerToken)
+	if got := answer(t, c, 3*time.Second); got != http.StatusServiceUnavailable {
+		t.Errorf("a search on a monitoring connection: %d, want 503", got)
+	}
+	if got := get(t, addr, "/openapi.json"); got != http.StatusServiceUnavailable {
+		t.Errorf("GET /openapi.json on a monitoring connection: %d, want 503", got)
+	}
+	holdReserve(t, addr)
+	if got := get(t, addr, "/healthz"); got != http.StatusServiceUnavailable {
+		t.Errorf("GET /healthz past the reserve: %d, want 503", got)
 	}
 }
 

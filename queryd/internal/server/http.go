@@ -59,6 +59,7 @@ func (s *Server) newHTTPServer() *httpServer {
 	h := &httpServer{srv: &http.Server{
 		ReadHeaderTimeout: s.cfg.ReadTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
+		ConnContext:       connContext,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}}
 	h.mcp = mcpserver.NewStreamableHTTPServer(s.mcpServer(),
@@ -123,11 +124,20 @@ func (s *Server) routes(mcpHandler http.Handler) http.Handler {
 	return s.guard(mux)
 }
 
-// guard applies what every request goes through: loopback-only access when
+// guard applies what every request goes through: a connection kept for
+// monitoring serves only /healthz and /metrics, loopback-only access when
 // no token is configured, Origin validation against DNS rebinding, and the
 // request size limit.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refusedOnReserve(r) {
+			// A connection past QUERYD_MAX_CONNS_PER_CLIENT, kept for
+			// monitoring (clientLimit): nothing else is served on it.
+			w.Header().Set("Connection", "close")
+			dropBody(w, r)
+			writeProblem(w, http.StatusServiceUnavailable, apiError{Code: errorKinds[qerr.Unavailable].code, Message: msgTooManyConns})
+			return
+		}
 		s.bodyDeadline(w, r)
 		if s.cfg.Tokens.Len() == 0 && !isLoopbackRemote(r) {
 			dropBody(w, r)
