@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stratakb/stratakb/schema"
+	"github.com/stratakb/stratakb/structure"
 )
 
 // Version is the version of the chunking rules. It is stored with each
@@ -31,7 +32,11 @@ import (
 // section starts (or at the end of its block), never inside that section,
 // so a subsection's first sentences are no longer chunked under the section
 // before it.
-const Version = 3
+//
+// Version 4: a span that holds only page furniture (a running head or
+// footer, structure.Furniture) joins a neighbouring chunk or is left out; it
+// never makes a passage of its own.
+const Version = 4
 
 // MaxWordBytes is the longest word kept whole in one chunk when the chunk
 // size is smaller: a longer run of non-space bytes (base64 data, a hex
@@ -151,7 +156,8 @@ type atom struct {
 //
 // Chunk spans are trimmed of surrounding blank lines (and of trailing
 // spaces), whitespace-only text gives no chunk, and every other byte of the
-// body is in exactly one chunk. The same input always gives the same chunks.
+// body is in exactly one chunk, except page furniture that could not join a
+// neighbouring chunk (see placeFurniture). The same input always gives the same chunks.
 //
 // A table (schema.FormatTable) is cut between rows only: see chunkTable.
 func Chunk(doc *schema.ParsedDoc, sections []schema.Section, opt Options) []schema.Chunk {
@@ -171,13 +177,64 @@ func Chunk(doc *schema.ParsedDoc, sections []schema.Section, opt Options) []sche
 	var spans [][2]int
 	hard := hardCuts(doc, sections, body)
 	lay := newLayout(sections, body, len(text))
+	furn := structure.Furniture(text, doc.Format)
 	for i := 0; i+1 < len(hard); i++ {
 		bs, be := hard[i], hard[i+1]
 		atoms := blockAtoms(text, lay, bs, be)
 		atoms = refine(text, atoms, size)
-		spans = append(spans, pack(text, atoms, size)...)
+		spans = append(spans, placeFurniture(text, pack(text, atoms, size), furn, size)...)
 	}
 	return makeChunks(doc, sections, spans)
+}
+
+// placeFurniture keeps a span that holds only page furniture (a running
+// head or footer, structure.Furniture) from being a passage of its own: it
+// joins the span before it in the same block, or else the one after, when
+// the joined span stays within size; otherwise it is left out of every
+// chunk (it stays in the stored text). spans lie in one block, in order.
+func placeFurniture(text string, spans [][2]int, furn [][2]int, size int) [][2]int {
+	if len(furn) == 0 {
+		return spans
+	}
+	out := spans[:0:0]
+	pending := -1 // start of a furniture span waiting for the next span
+	for _, sp := range spans {
+		if !onlyFurniture(text, sp, furn) {
+			if pending >= 0 && sp[1]-pending <= size {
+				sp[0] = pending
+			}
+			pending = -1
+			out = append(out, sp)
+			continue
+		}
+		if n := len(out); n > 0 && sp[1]-out[n-1][0] <= size {
+			out[n-1][1] = sp[1]
+			continue
+		}
+		if pending < 0 {
+			pending = sp[0]
+		}
+	}
+	return out
+}
+
+// onlyFurniture reports whether every byte of span sp that is not white
+// space lies in one of the sorted furniture spans.
+func onlyFurniture(text string, sp [2]int, furn [][2]int) bool {
+	k := sort.Search(len(furn), func(i int) bool { return furn[i][1] > sp[0] })
+	for pos := sp[0]; pos < sp[1]; pos++ {
+		for k < len(furn) && furn[k][1] <= pos {
+			k++
+		}
+		if k < len(furn) && furn[k][0] <= pos {
+			pos = furn[k][1] - 1
+			continue
+		}
+		if !isSpaceByte(text[pos]) {
+			return false
+		}
+	}
+	return true
 }
 
 // hardCuts returns the sorted offsets no chunk may straddle: the body's

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stratakb/stratakb/schema"
+	"github.com/stratakb/stratakb/structure"
 )
 
 // bodyStart finds the end of YAML front matter (--- … ---) or of a PEP's
@@ -156,6 +157,12 @@ func invariantErr(doc *schema.ParsedDoc, secs []schema.Section, size int, chunks
 		}
 		if hs, ok := heads.endsWithHeadingLine(text, c); ok && i+1 < len(chunks) && !heads.headingMayEnd(doc, size, hs, c, chunks[i+1]) {
 			return fmt.Errorf("chunk %d ends with a heading line: %q", i, tail(c.Text))
+		}
+	}
+	// Page furniture that joined no chunk is left out.
+	for _, f := range structure.Furniture(text, doc.Format) {
+		for k := f[0]; k < f[1]; k++ {
+			covered[k] = true
 		}
 	}
 	for k := body; k < len(text); k++ {

@@ -50,6 +50,23 @@ func (p *parser) markBoiler() {
 			p.boiler[i] = true
 		}
 	}
+	p.markFurniture()
+}
+
+// markFurniture marks the lines that Furniture finds as running heads and
+// footers (issue 32: a book's running head "SECTION 1.1 HELLO, WORLD 3"
+// headed a section).
+func (p *parser) markFurniture() {
+	spans := Furniture(p.text, p.format)
+	j := 0
+	for i, l := range p.lines {
+		for j < len(spans) && spans[j][1] <= l.first {
+			j++
+		}
+		if j < len(spans) && !l.blank && l.first >= spans[j][0] && l.first < spans[j][1] {
+			p.boiler[i] = true
+		}
+	}
 }
 
 // standsAlone reports whether line i has a blank line (or the text's
