@@ -34,6 +34,9 @@ Usage:
   queryd ask QUESTION [--layers a,b] [--top-k N] [--detailed] [--mode extractive|grounded] [--json]
                                                   answer a question: JSON, or a readable answer on a terminal
   queryd receipt ID [--json]                       show a receipt, each quote marked >>> <<< in its passage
+  queryd mcp-config [--http] [--name NAME]         print a ready-to-paste MCP client configuration
+
+--layer is another spelling of --layers. Run 'queryd VERB -h' for a verb's flags.
 
 Configuration comes from the environment (README's configuration table
 lists every variable): QUERYD_DATABASE_URL (else DATABASE_URL, else
@@ -86,15 +89,16 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return serve(ctx, args[1:], getenv, stderr, false, nil, nil)
 	case "mcp":
 		return serve(ctx, args[1:], getenv, stderr, true, stdin, stdout)
+	case "mcp-config":
+		return mcpConfigVerb(args[1:], getenv, stdout, stderr)
 	default:
 		return usagef("unknown verb %q (try 'queryd help')", args[0])
 	}
 }
 
 func search(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("queryd search", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	layersFlag := fs.String("layers", "", "comma-separated layer names (default: all)")
+	fs := newFlagSet("search", stderr)
+	layers := defineLayers(fs, "comma-separated layer names (default: all)")
 	topK := fs.Int("top-k", searchpkg.DefaultTopK, "number of results, 1 to 50")
 	explain := fs.Bool("explain", false, "show how each result was found and placed")
 	filter := map[string]string{}
@@ -122,7 +126,7 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 	if len(filter) > 0 {
 		req.MetadataFilter = filter
 	}
-	req.Layers = layerList(*layersFlag)
+	req.Layers = layers.names()
 	if err := req.Validate(); err != nil {
 		return usagef("search: %v", err)
 	}
@@ -151,6 +155,9 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 // role as queryd serve does.
 func openCorpus(ctx context.Context, cfg Config) (*store.Corpus, error) {
 	c, err := store.OpenCorpus(ctx, cfg.ReadDatabaseURL, store.WithCheck(roleCheck(cfg.AllowOwner, nil)))
+	if aerr := authError(err, cfg); aerr != nil {
+		return nil, aerr
+	}
 	if store.IsUnreachable(err) {
 		return nil, fmt.Errorf("the database is unreachable (is it running? 'make db-start' starts one): %w", err)
 	}

@@ -99,9 +99,8 @@ func (r recorder) RecordInteraction(ctx context.Context, in askpkg.Interaction) 
 // askVerb is `queryd ask QUESTION`: it prints the JSON response, or on a
 // terminal a readable rendering (--json prints JSON there too).
 func askVerb(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("queryd ask", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	layersFlag := fs.String("layers", "", "comma-separated layer names (default: routing chooses)")
+	fs := newFlagSet("ask", stderr)
+	layers := defineLayers(fs, "comma-separated layer names (default: routing chooses)")
 	topK := fs.Int("top-k", askpkg.DefaultTopK, "results per search and in the merged list, 1 to 50")
 	detailed := fs.Bool("detailed", false, "the detailed response: confidence, variants, retrieved chunks, sources")
 	mode := fs.String("mode", "", "extractive or grounded (default: the layers' answer mode)")
@@ -120,7 +119,7 @@ func askVerb(ctx context.Context, args []string, getenv func(string) string, std
 	if *detailed {
 		req.ResponseFormat = askpkg.FormatDetailed
 	}
-	req.Layers = layerList(*layersFlag)
+	req.Layers = layers.names()
 	if err := req.Validate(); err != nil {
 		return usagef("ask: %v", err)
 	}

@@ -51,6 +51,9 @@ type Config struct {
 	// queryd role), else DATABASE_URL, else var/db.env written by `make
 	// db-start` (its QUERYD_DATABASE_URL first).
 	DatabaseURL string
+	// DatabaseURLFrom says where the database URL came from, for errors: a
+	// variable's name or var/db.env's path.
+	DatabaseURLFrom string
 	// ReadDatabaseURL is QUERYD_READ_DATABASE_URL (a read replica), else
 	// DatabaseURL: the retrieval reads go there.
 	ReadDatabaseURL string
@@ -139,12 +142,19 @@ func DefaultConfig() Config {
 // LoadConfig builds the configuration: DefaultConfig, then the environment
 // through internal/config, then Validate. It reports every problem it finds,
 // each starting with its variable's name.
+//
+// Default paths (var/db.env, var/models, var/lib, var/secrets) resolve
+// against STRATA_HOME, else the checkout queryd was built in, else the
+// working directory (config.Home): an MCP client starts `queryd mcp` in a
+// folder of its own.
 func LoadConfig(getenv func(string) string) (Config, error) {
+	getenv = config.WithHome(getenv)
 	c := DefaultConfig()
 	r := config.NewReader(getenv)
 	u, err := config.QuerydDatabaseURL(getenv)
 	r.Add(err)
 	c.DatabaseURL = u
+	c.DatabaseURLFrom = databaseURLFrom(getenv)
 	c.ReadDatabaseURL = config.QuerydReadDatabaseURL(getenv, c.DatabaseURL)
 	r.Bool("QUERYD_ALLOW_OWNER", &c.AllowOwner)
 	r.String("QUERYD_RECEIPT_KEY_FILE", &c.ReceiptKeyFile)
@@ -155,6 +165,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	r.Add(err)
 	c.Embed, err = embed.ConfigFromEnv(getenv)
 	r.Add(err)
+	homeEmbedPaths(getenv, &c.Embed)
 	c.KeywordSlots, err = searchpkg.KeywordSlotsFromEnv(getenv)
 	r.Add(err)
 
@@ -415,4 +426,23 @@ func (c Config) receiptKeyOption(log *slog.Logger) store.Option {
 		return store.WithReceiptKey(nil)
 	}
 	return store.WithReceiptKey(k)
+}
+
+// homeEmbedPaths resolves the local model's default folder and ONNX
+// Runtime's default library against STRATA_HOME (set by config.WithHome
+// to the checkout when unset). Paths the user set stay as given.
+func homeEmbedPaths(getenv func(string) string, c *embed.Config) {
+	home := getenv(config.HomeVar)
+	if home == "" {
+		return
+	}
+	// The library serves the ONNX reranker too, whatever the provider.
+	if !config.IsSet(getenv, "ONNXRUNTIME_LIB") {
+		c.LibraryPath = config.UnderHome(home, embed.DefaultLibraryPath)
+	}
+	if c.Provider == embed.ProviderLocal && !config.IsSet(getenv, "STRATA_MODEL_DIR") &&
+		(c.ModelName == "" || embed.KnownLocalModel(c.ModelName)) {
+		name, dir := c.LocalModel()
+		c.ModelName, c.ModelDir = name, config.UnderHome(home, dir)
+	}
 }

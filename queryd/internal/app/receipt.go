@@ -19,8 +19,7 @@ import (
 // marked >>> <<< in its passage; --json prints strata_get_receipt's
 // response.
 func receiptVerb(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("queryd receipt", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("receipt", stderr)
 	asJSON := fs.Bool("json", false, "print strata_get_receipt's JSON response")
 	pos, err := config.ParseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {

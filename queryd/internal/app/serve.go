@@ -18,12 +18,12 @@ import (
 // serve runs `queryd serve` (HTTP) or `queryd mcp` (stdio). Logs go to
 // stderr: over stdio, stdout carries the protocol.
 func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer, stdio bool, stdin io.Reader, stdout io.Writer) error {
-	name := "queryd serve"
+	verb := "serve"
 	if stdio {
-		name = "queryd mcp"
+		verb = "mcp"
 	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	name := "queryd " + verb
+	fs := newFlagSet(verb, stderr)
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return err
@@ -66,6 +66,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	db := databases{corpus, ledger}
 	if err := db.Ping(ctx); errors.Is(err, errWritableRole) {
 		return err
+	} else if aerr := authError(err, cfg); aerr != nil {
+		log.Error("database refused queryd's password; tools will answer unavailable until it is fixed", slog.String("error", aerr.Error()))
 	} else if err != nil {
 		log.Warn("database not available yet; tools will answer unavailable until it is", slog.String("error", err.Error()))
 	}
