@@ -239,6 +239,7 @@ func TestMonitoringAnswersPastTheConnectionBound(t *testing.T) {
 	if got := get(t, addr, "/openapi.json"); got != http.StatusServiceUnavailable {
 		t.Errorf("GET /openapi.json on a monitoring connection: %d, want 503", got)
 	}
+	time.Sleep(300 * time.Millisecond) // the server closes the connections above
 	holdReserve(t, addr)
 	if got := get(t, addr, "/healthz"); got != http.StatusServiceUnavailable {
 		t.Errorf("GET /healthz past the reserve: %d, want 503", got)

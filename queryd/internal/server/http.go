@@ -304,9 +304,15 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	if s.deps.DB != nil {
 		h.Database.Status = "ok"
 		if err := s.deps.DB.Ping(ctx); err != nil {
-			s.log.Warn("health: database", slog.String(logError, err.Error()))
+			// A monitor probing a server whose database is down is one
+			// more refusal of the outage's log, not a line per probe.
+			if !s.outage.refusal(context.WithoutCancel(ctx), s.log, err) {
+				s.log.Warn("health: database", slog.String(logError, err.Error()))
+			}
 			h.Database = ComponentHealth{Status: "unavailable", Error: "the database does not answer"}
 			h.Status = "unavailable"
+		} else {
+			s.outage.reached(context.WithoutCancel(ctx), s.log)
 		}
 	}
 	if s.deps.Model != nil {

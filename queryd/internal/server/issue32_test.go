@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stratakb/stratakb/queryd/internal/store"
 	"github.com/stratakb/stratakb/queryd/internal/verify"
@@ -117,5 +119,58 @@ func TestHugeRefOffsetIsInvalid(t *testing.T) {
 	// The largest offset PostgreSQL's int holds is still a ref.
 	if r := post(t, ts.url+"/v1/verify", readerToken, `{"draft": "Leave carries over [S1].", "passages": ["d1:0-2147483647"]}`); r.status != 200 {
 		t.Errorf("ref d1:0-2147483647: status %d: %s", r.status, r.body)
+	}
+}
+
+// TestDatabaseOutageIsLoggedOnce: while the database was down, each refused
+// request logged a line of its own (36 MB in 8 s under 8 clients; issue
+// 32, item 11). The outage is logged when it begins, then a count every
+// few seconds, then the recovery with the total; requests still get their
+// 503 and their metrics.
+func TestDatabaseOutageIsLoggedOnce(t *testing.T) {
+	ts := newTestServer(t, nil)
+	ts.outage.every = 150 * time.Millisecond
+	ts.search.err = store.Unreachable(store.ErrUnreachable)
+	const n = 60
+	for i := range n {
+		r := post(t, ts.url+"/v1/search", readerToken, `{"query": "leave"}`)
+		if r.status != 503 {
+			t.Fatalf("request %d while the database is down: status %d: %s", i, r.status, r.body)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	ts.search.mu.Lock()
+	ts.search.err = nil
+	ts.search.mu.Unlock()
+	if r := post(t, ts.url+"/v1/search", readerToken, `{"query": "leave"}`); r.status != 200 {
+		t.Fatalf("after the database is back: status %d: %s", r.status, r.body)
+	}
+	var began, summaries, back, perRequest, refused int
+	for _, line := range strings.Split(strings.TrimSpace(ts.logs.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		msg, _ := rec["msg"].(string)
+		switch {
+		case strings.HasPrefix(msg, "the database is unreachable"):
+			began++
+			refused++
+		case msg == "the database is still unreachable":
+			summaries++
+			refused += int(rec["refused"].(float64))
+		case msg == "the database is reachable again":
+			back++
+			refused += int(rec["refused"].(float64))
+			if int(rec["refused_total"].(float64)) != n {
+				t.Errorf("the recovery line counts %v refusals, want %d: %s", rec["refused_total"], n, line)
+			}
+		case msg == "tool call" && rec["status"] == "unavailable":
+			perRequest++
+		}
+	}
+	if began != 1 || back != 1 || perRequest != 0 || summaries < 1 || summaries > n/10 || refused != n {
+		t.Errorf("outage log: %d begin, %d summaries, %d recovery, %d per-request lines, %d refusals counted (want 1, a few, 1, 0, %d):\n%s",
+			began, summaries, back, perRequest, refused, n, ts.logs.String())
 	}
 }

@@ -70,6 +70,8 @@ type Server struct {
 	// openAPI is the document served at /openapi.json, built from
 	// toolDefs.
 	openAPI []byte
+	// outage coalesces the log of refusals while the database is down.
+	outage *outage
 }
 
 // New builds a server with every tool whose dependencies are present.
@@ -95,6 +97,7 @@ func newServer(cfg Config, deps Deps, extra []Tool) (*Server, error) {
 	}
 	s.limiter = newLimiter(cfg.MaxConcurrent, cfg.QueueWait)
 	s.sessions = newSessions()
+	s.outage = newOutage()
 	var err error
 	if s.openAPI, err = openAPIDocument(toolDefs); err != nil {
 		return nil, err
@@ -256,8 +259,9 @@ func cutUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// record writes the request log line and the metrics of one call. The log
-// never holds a token, the query is scrubbed of bank identifiers unless
+// record writes the request log line and the metrics of one call; while the
+// database is down, a refusal is counted in the outage's summary lines
+// instead of a line of its own. The log never holds a token, the query is scrubbed of bank identifiers unless
 // LEARNING_STORE_RAW_QUERIES=true, and every text is cut at a few hundred
 // bytes.
 func (s *Server) record(ctx context.Context, tool string, role Role, start time.Time, out Outcome, err error) {
@@ -267,6 +271,14 @@ func (s *Server) record(ctx context.Context, tool string, role Role, start time.
 		status = errorKinds[qerr.KindOf(err)].code
 	}
 	s.metrics.observe(tool, transportFrom(ctx), status, d)
+	// While the database is down, refusals are counted, not logged one by
+	// one (outage).
+	if s.outage.refusal(context.WithoutCancel(ctx), s.log, err) {
+		return
+	}
+	if err == nil {
+		s.outage.reached(context.WithoutCancel(ctx), s.log)
+	}
 	q := logArg(out.Query, maxLogged, s.cfg.RawQueries)
 	attrs := []slog.Attr{
 		slog.String(logTool, tool),
