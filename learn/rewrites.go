@@ -113,7 +113,7 @@ func Weak(status, confidence string) bool {
 // Answered says whether a recorded answer found something: an answer that
 // reached the medium mark, strata_ask's found or partly_found and a
 // strata_search with medium or high confidence. (strata_ask's found alone
-// counted while its high mark was 0.8; at the 0.92 chosen for issue 26 a
+// counted while its high mark was 0.8; at the 0.85 or more chosen for issue 26 a
 // reworded question answered in the documents' own words often stops at
 // partly_found, and a proof that turns out wrong is dropped by its failed
 // uses.)

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/stratakb/stratakb/eval/answers"
-	"github.com/stratakb/stratakb/learn"
 	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/learn"
 	"github.com/stratakb/stratakb/queryd/internal/ask"
 	"github.com/stratakb/stratakb/queryd/internal/caller"
 	"github.com/stratakb/stratakb/queryd/internal/learning"
