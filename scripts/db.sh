@@ -183,7 +183,7 @@ start() {
 	if [[ -z $("${psql[@]}" -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$DB_NAME'") ]]; then
 		"${psql[@]}" -d postgres -c "CREATE DATABASE \"$DB_NAME\""
 	fi
-	"${psql[@]}" -d "$DB_NAME" -c "CREATE EXTENSION IF NOT EXISTS vector" ||
+	"${psql[@]}" -d "$DB_NAME" -c "SET client_min_messages = warning" -c "CREATE EXTENSION IF NOT EXISTS vector" ||
 		die "pgvector is not installed for PostgreSQL 15: run 'make setup'"
 	# The owner's password, and the queryd role: it logs in with its own
 	# password; its privileges (SELECT only) come from the migrations.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test.sh runs the test suite against a throwaway PostgreSQL cluster that it
 # creates, and removes it afterwards even when tests fail. Extra arguments go
-# to `go test` (default ./...).
+# to `go test` (default ./..., which ends with a line counting the skipped
+# tests: those that need the shared folder say STRATA_SHARED_DIR).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -20,7 +21,11 @@ export TEST_DATABASE_URL
 echo "test.sh: TEST_DATABASE_URL=$(sed -E 's#://([^:/@]+):[^@]*@#://\1:***@#' <<<"$TEST_DATABASE_URL")"
 
 if (($# == 0)); then
-	go test -count=1 -timeout 20m ./...
+	# Plain go test's output, then one line counting the skipped tests and
+	# naming STRATA_SHARED_DIR for those that need the shared folder
+	# (scripts/testsummary): skips must not hide behind "ok".
+	go build -o "$tmp/testsummary" ./scripts/testsummary
+	go test -count=1 -timeout 20m -json ./... | "$tmp/testsummary"
 	# The tests of concurrent access are only worth their name under the
 	# race detector.
 	go test -count=1 -race -timeout 10m -run 'Concurrent' ./queryd/internal/retrieve/
