@@ -284,7 +284,10 @@ func TestEvalAskAnswers(t *testing.T) {
 	for _, split := range runs {
 		for _, rs := range split {
 			for _, r := range rs {
-				if s := r.statusWith(high, medium); s != r.status {
+				// The response rounds scores to four places: a score within
+				// rounding of a mark may fall either side of it.
+				nearMark := math.Abs(r.best-high) < 5e-5 || math.Abs(r.best-medium) < 5e-5
+				if s := r.statusWith(high, medium); s != r.status && !nearMark {
 					t.Errorf("%s: statusWith the default marks gives %s, the answer was %s", r.q.ID, s, r.status)
 				}
 			}
