@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/schollz/progressbar/v3"
 
 	"github.com/stratakb/stratakb/jobs"
 	"github.com/stratakb/stratakb/schema"
@@ -110,6 +111,11 @@ func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) (em
 		fmt.Fprintf(e.stdout, "%s: ingest failed: %s\n", l.Name, p.Error)
 		return false, nil
 	}
+	wait, err := jobs.RunWait(ctx, e.pool, p.RunID)
+	if err != nil {
+		return false, err
+	}
+	took := tookLine(elapsed, wait)
 	files, err := jobs.RunFiles(ctx, e.pool, p.RunID, false)
 	if err != nil {
 		return false, err
@@ -130,11 +136,11 @@ func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) (em
 	added := p.New - countFailed(files, schema.ActionNew)
 	changed := p.Changed - countFailed(files, schema.ActionChanged)
 	if added == 0 && changed == 0 && p.Deleted == 0 && p.Renamed == 0 && p.Failed == 0 && p.Skipped == 0 {
-		fmt.Fprintf(e.stdout, "%s: nothing changed (%d files unchanged) in %s\n", l.Name, p.Unchanged, round(elapsed))
+		fmt.Fprintf(e.stdout, "%s: nothing changed (%d files unchanged)%s\n", l.Name, p.Unchanged, took)
 		return false, nil
 	}
-	fmt.Fprintf(e.stdout, "%s: %d added, %d changed, %d unchanged, %d deleted, %d renamed, %d failed, %d skipped in %s\n",
-		l.Name, added, changed, p.Unchanged, p.Deleted, p.Renamed, p.Failed, p.Skipped, round(elapsed))
+	fmt.Fprintf(e.stdout, "%s: %d added, %d changed, %d unchanged, %d deleted, %d renamed, %d failed, %d skipped%s\n",
+		l.Name, added, changed, p.Unchanged, p.Deleted, p.Renamed, p.Failed, p.Skipped, took)
 	shown := 0
 	for _, f := range files {
 		switch {
@@ -158,6 +164,19 @@ func (e *env) summary(ctx context.Context, l jobs.Layer, p jobs.RunProgress) (em
 		}
 	}
 	return empty, nil
+}
+
+// minWaitShown is the least queue wait a summary reports apart.
+const minWaitShown = time.Second
+
+// tookLine ends a summary with how long the run took: " in 3s", or, when
+// its jobs waited in the queue for other layers' jobs, the wait apart from
+// the ingest itself ("; waited 21m0s for other layers' jobs; ingest 3s").
+func tookLine(elapsed, wait time.Duration) string {
+	if wait < minWaitShown {
+		return " in " + round(elapsed).String()
+	}
+	return fmt.Sprintf("; waited %s for other layers' jobs; ingest %s", round(wait), round(max(elapsed-wait, 0)))
 }
 
 // maxSkippedShown bounds the skipped files a summary names one by one.
@@ -201,6 +220,7 @@ func aheadLine(a jobs.QueueAhead) string {
 // change, or left by a killed process), it queues a sweep of the layer, once.
 func (e *env) waitVectors(ctx context.Context, client *river.Client[pgx.Tx], l jobs.Layer, model string) error {
 	out := &progressLine{w: e.stdout, tty: isTerminal(e.stdout)}
+	var meter *embedMeter
 	// Counting pending vectors reads the layer's chunks: poll less often.
 	tick := time.NewTicker(5 * pollEvery)
 	defer tick.Stop()
@@ -221,20 +241,32 @@ func (e *env) waitVectors(ctx context.Context, client *river.Client[pgx.Tx], l j
 			}
 			swept, active = true, 1
 		}
-		line := fmt.Sprintf("%s: embedding with %s, %d chunks left", l.Name, model, left)
-		if left == 0 {
+		if meter == nil && left > 0 && active > 0 {
+			meter = newEmbedMeter(out, fmt.Sprintf("%s: embedding with %s", l.Name, model), time.Now())
+		}
+		line := ""
+		switch {
+		case left == 0:
 			line = fmt.Sprintf("%s: every chunk has a vector of %s", l.Name, model)
-		} else if active == 0 {
+		case active == 0:
 			line = fmt.Sprintf("%s: %d chunks have no vector of %s yet ('ingestd status' shows why; 'ingestd serve' retries)", l.Name, left, model)
 		}
 		final := left == 0 || active == 0
-		out.show("", line, final)
+		if meter != nil {
+			meter.update(left, time.Now(), final)
+		}
+		if line != "" {
+			out.show("", line, final)
+		}
 		if final {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			out.show("", line, true)
+			if meter != nil {
+				meter.update(left, time.Now(), true)
+			}
+			out.show("", fmt.Sprintf("%s: embedding with %s, %d chunks left", l.Name, model, left), true)
 			return fmt.Errorf("stopped while embedding layer %s: %w", l.Name, ctx.Err())
 		case <-tick.C:
 		}
@@ -272,4 +304,90 @@ func (p *progressLine) show(prefix, line string, final bool) {
 		}
 		p.closed = true
 	}
+}
+
+// embedMeter shows a layer's embedding progress: on a terminal a bar with
+// the percentage, the rate and the time left (schollz/progressbar); to a
+// log a line every logEvery with the same figures.
+type embedMeter struct {
+	w       io.Writer
+	tty     bool
+	label   string
+	start   time.Time
+	first   int // chunks left when the meter started
+	total   int // chunks to embed since the meter started, as far as known
+	bar     *progressbar.ProgressBar
+	printed time.Time
+	closed  bool
+}
+
+func newEmbedMeter(out *progressLine, label string, now time.Time) *embedMeter {
+	return &embedMeter{w: out.w, tty: out.tty, label: label, start: now, first: -1}
+}
+
+// update records that left chunks are still without a vector at now; final
+// ends the meter (the caller prints the outcome).
+func (m *embedMeter) update(left int, now time.Time, final bool) {
+	if m.closed {
+		return
+	}
+	if m.first < 0 {
+		m.first, m.total = left, left
+	}
+	// Files parsed meanwhile add chunks: the total grows with them.
+	done := m.total - left
+	if done < 0 {
+		m.total, done = left, 0
+	}
+	if m.tty {
+		m.drawBar(done, final)
+	} else if !final && now.Sub(m.printed) >= logEvery {
+		fmt.Fprintln(m.w, embedLine(m.label, done, m.total, now.Sub(m.start)))
+		m.printed = now
+	}
+	m.closed = final
+}
+
+func (m *embedMeter) drawBar(done int, final bool) {
+	if m.bar == nil {
+		m.bar = progressbar.NewOptions(m.total,
+			progressbar.OptionSetWriter(m.w),
+			progressbar.OptionSetDescription(m.label),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("chunks"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionSetRenderBlankState(true))
+	}
+	if m.bar.GetMax() != m.total {
+		m.bar.ChangeMax(m.total)
+	}
+	_ = m.bar.Set(done)
+	if final {
+		fmt.Fprintln(m.w)
+	}
+}
+
+// embedLine is a log line of embedding progress:
+// "ops: embedding with M: 1200/28000 chunks (4%), 19.5 chunks/s, about 22m57s left".
+func embedLine(label string, done, total int, elapsed time.Duration) string {
+	line := fmt.Sprintf("%s: %d/%d chunks", label, done, total)
+	if total > 0 {
+		line += fmt.Sprintf(" (%d%%)", done*100/total)
+	}
+	return line + rateETA(float64(done), elapsed, total-done)
+}
+
+// rateETA says how fast n chunks were embedded in elapsed and when left
+// more will be done at that rate: ", 19.5 chunks/s, about 22m57s left", or
+// "" before there is a rate to tell.
+func rateETA(n float64, elapsed time.Duration, left int) string {
+	if n <= 0 || elapsed <= 0 {
+		return ""
+	}
+	rate := n / elapsed.Seconds()
+	eta := time.Duration(float64(left) / rate * float64(time.Second))
+	return fmt.Sprintf(", %.1f chunks/s, about %s left", rate, eta.Round(time.Second))
 }

@@ -68,6 +68,10 @@ func (e *env) status(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	rates, err := embedRates(ctx, e.pool, *name)
+	if err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LAYER\tDOCUMENTS\tFAILED\tCHUNKS\tVECTORS\tLAST RUN\tFOLDER")
 	var notes []string
@@ -96,6 +100,9 @@ func (e *env) status(ctx context.Context, args []string) error {
 		if since, ok := orphanEmbeds[r.id]; ok {
 			notes = append(notes, fmt.Sprintf("%s: embedding interrupted: its worker is gone since %s; "+
 				"'ingestd serve' or the next run with --wait takes it over", r.name, since.UTC().Format("2006-01-02 15:04:05 UTC")))
+		}
+		for _, er := range rates[r.id] {
+			notes = append(notes, er.note(r.name))
 		}
 		root := r.root
 		if r.pushed {
@@ -254,4 +261,61 @@ func (e *env) serve(ctx context.Context, args []string) error {
 	e.logger.Info("ingestd stopping: finishing running jobs")
 	stopClient(client)
 	return nil
+}
+
+// embedRate is how a layer's embedding with one model goes: chunks left,
+// and the chunks that got a vector in the last rateWindow.
+type embedRate struct {
+	model   string
+	pending int
+	recent  int
+	span    time.Duration // from the oldest of those vectors to now
+}
+
+// rateWindow is how far back status looks to measure the embedding rate.
+const rateWindow = time.Minute
+
+// note is status's line about it: "ops: embedding with M: 2400 chunks left,
+// 19.5 chunks/s, about 2m3s left".
+func (r embedRate) note(layer string) string {
+	line := fmt.Sprintf("%s: embedding with %s: %d chunks left", layer, r.model, r.pending)
+	if r.recent == 0 {
+		return line + fmt.Sprintf(", no vector stored in the last %s", rateWindow)
+	}
+	return line + rateETA(float64(r.recent), max(r.span, time.Second), r.pending)
+}
+
+// embedRates reads, per layer (of name, or all when it is ""), each model
+// with chunks still pending and how many of the layer's chunks got a
+// vector of it in the last rateWindow.
+func embedRates(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, name string) (map[int64][]embedRate, error) {
+	rows, err := q.Query(ctx, `
+		SELECT l.id, lm.model, p.pending, coalesce(r.recent, 0), coalesce(r.span, 0)
+		FROM strata.layers l JOIN strata.layer_models lm ON lm.layer_id = l.id
+		CROSS JOIN LATERAL (SELECT count(*) AS pending FROM strata.chunks c
+			WHERE c.layer_id = l.id AND `+jobs.LacksVector("lm.model")+`) p
+		LEFT JOIN LATERAL (SELECT count(DISTINCT c.content_hash) AS recent,
+				extract(epoch FROM now() - min(e.created_at))::float8 AS span
+			FROM strata.chunks c JOIN strata.embeddings e ON e.model = lm.model AND e.content_hash = c.content_hash
+				AND e.window_no = 0
+			WHERE c.layer_id = l.id AND e.created_at > now() - make_interval(secs => $2)) r ON true
+		WHERE ($1 = '' OR l.name = $1) AND p.pending > 0
+		ORDER BY l.id, lm.model`, name, rateWindow.Seconds())
+	if err != nil {
+		return nil, fmt.Errorf("read embedding rates: %w", err)
+	}
+	out := map[int64][]embedRate{}
+	var id int64
+	var r embedRate
+	var span float64
+	if _, err := pgx.ForEachRow(rows, []any{&id, &r.model, &r.pending, &r.recent, &span}, func() error {
+		r.span = time.Duration(span * float64(time.Second))
+		out[id] = append(out[id], r)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read embedding rates: %w", err)
+	}
+	return out, nil
 }
