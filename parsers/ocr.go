@@ -133,6 +133,8 @@ func ocrImage(lang string, img []byte, trusted bool) (res ocrResult, err error) 
 			_ = c.Close()
 		}
 	}()
+	// Skewed and sideways scans are straightened first (ocrstraighten.go).
+	img, _ = straighten(img)
 	if err := c.SetImageFromBytes(img); err != nil {
 		return ocrResult{}, fmt.Errorf("tesseract: %w", err)
 	}
