@@ -3,14 +3,11 @@ package app
 import (
 	"bytes"
 	"context"
-	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5/pgproto3"
-
+	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/testenv"
 )
 
@@ -213,53 +210,10 @@ func TestLayersFlagIsAccepted(t *testing.T) {
 	}
 }
 
-// fakeAuthServer is a PostgreSQL server that refuses every password, as a
-// server whose password was changed does.
-func fakeAuthServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				be := pgproto3.NewBackend(conn, conn)
-				for {
-					msg, err := be.ReceiveStartupMessage()
-					if err != nil {
-						return
-					}
-					switch m := msg.(type) {
-					case *pgproto3.SSLRequest, *pgproto3.GSSEncRequest:
-						if _, err := conn.Write([]byte("N")); err != nil {
-							return
-						}
-					case *pgproto3.StartupMessage:
-						be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", Code: "28P01",
-							Message: fmt.Sprintf("password authentication failed for user %q", m.Parameters["user"])})
-						_ = be.Flush()
-						return
-					default:
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return ln.Addr().String()
-}
-
 // TestWrongPasswordSaysSo: a refused password is named as such, with the
 // place the password comes from, not as an unreachable database.
 func TestWrongPasswordSaysSo(t *testing.T) {
-	addr := fakeAuthServer(t)
+	addr := dbtest.RefusingServer(t)
 	url := "postgres://strata:wrong@" + addr + "/stratakb?sslmode=disable&connect_timeout=5"
 	var out, errb bytes.Buffer
 	code := Main(context.Background(), []string{"status"}, func(k string) string {

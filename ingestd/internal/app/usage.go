@@ -3,15 +3,15 @@ package app
 import (
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 
+	"github.com/stratakb/stratakb/internal/config"
 	"github.com/stratakb/stratakb/jobs"
 )
 
 // verbUsage is each verb's synopsis and what it does, printed by
 // 'ingestd VERB -h' above its flags.
-var verbUsage = map[string][2]string{
+var verbUsage = map[string]config.Usage{
 	"add": {"ingestd add DIR --layer NAME [flags] [--wait]",
 		"Registers the folder DIR as the layer NAME (or changes the layer's folder and\nsettings) and ingests it."},
 	"ingest": {"ingestd ingest [--layer NAME] [--allow-deletes] [--wait]",
@@ -32,28 +32,10 @@ var verbUsage = map[string][2]string{
 		"Applies River's and StrataKB's database migrations. It takes no arguments."},
 }
 
-// newFlagSet returns a flag set that reports errors instead of exiting, and
-// whose -h prints the verb's synopsis, what it does and its flags.
+// newFlagSet returns verb's flag set (config.NewFlagSet): -h prints its
+// usage.
 func newFlagSet(name string, out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("ingestd "+name, flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.Usage = func() {
-		u, ok := verbUsage[name]
-		if !ok {
-			u = [2]string{"ingestd " + name + " [flags]", ""}
-		}
-		fmt.Fprintf(out, "Usage: %s\n", u[0])
-		if u[1] != "" {
-			fmt.Fprintf(out, "\n%s\n", u[1])
-		}
-		n := 0
-		fs.VisitAll(func(*flag.Flag) { n++ })
-		if n > 0 {
-			fmt.Fprintf(out, "\nFlags:\n")
-			fs.PrintDefaults()
-		}
-	}
-	return fs
+	return config.NewFlagSet("ingestd", name, verbUsage, out)
 }
 
 // layerFlag defines --layer NAME on fs, and --layers as another spelling

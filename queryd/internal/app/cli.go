@@ -14,7 +14,7 @@ import (
 
 // verbUsage is each verb's synopsis and what it does, printed by 'queryd
 // VERB -h' above its flags.
-var verbUsage = map[string][2]string{
+var verbUsage = map[string]config.Usage{
 	"search": {"queryd search QUERY [--layers a,b] [--top-k N] [--filter KEY=VALUE]... [--explain]",
 		"Searches the layers (all, or those --layers or --layer names) and prints\nstrata_search's JSON response."},
 	"ask": {"queryd ask QUESTION [--layers a,b] [--top-k N] [--detailed] [--mode extractive|grounded] [--json]",
@@ -29,28 +29,10 @@ var verbUsage = map[string][2]string{
 		"Prints a ready-to-paste MCP client configuration (the \"mcpServers\" JSON of\nClaude Desktop, Claude Code, Cursor and others): by default one that starts\nthis queryd over stdio, with absolute paths; with --http one for the\nstreamable HTTP endpoint of 'queryd serve' at QUERYD_ADDR, with a placeholder\nfor the token."},
 }
 
-// newFlagSet returns a flag set that reports errors instead of exiting, and
-// whose -h prints the verb's synopsis, what it does and its flags.
+// newFlagSet returns verb's flag set (config.NewFlagSet): -h prints its
+// usage.
 func newFlagSet(verb string, out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("queryd "+verb, flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.Usage = func() {
-		u, ok := verbUsage[verb]
-		if !ok {
-			u = [2]string{"queryd " + verb + " [flags]", ""}
-		}
-		fmt.Fprintf(out, "Usage: %s\n", u[0])
-		if u[1] != "" {
-			fmt.Fprintf(out, "\n%s\n", u[1])
-		}
-		n := 0
-		fs.VisitAll(func(*flag.Flag) { n++ })
-		if n > 0 {
-			fmt.Fprintf(out, "\nFlags:\n")
-			fs.PrintDefaults()
-		}
-	}
-	return fs
+	return config.NewFlagSet("queryd", verb, verbUsage, out)
 }
 
 // layersFlag is --layers a,b, also spelled --layer (ingestd's spelling),

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgproto3"
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/stratakb/stratakb/embed"
+	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/embedding"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/internal/testenv"
@@ -239,52 +237,10 @@ func TestAskAcceptsLayer(t *testing.T) {
 	}
 }
 
-// fakeAuthServer is a PostgreSQL server that refuses every password.
-func fakeAuthServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer conn.Close()
-				be := pgproto3.NewBackend(conn, conn)
-				for {
-					msg, err := be.ReceiveStartupMessage()
-					if err != nil {
-						return
-					}
-					switch m := msg.(type) {
-					case *pgproto3.SSLRequest, *pgproto3.GSSEncRequest:
-						if _, err := conn.Write([]byte("N")); err != nil {
-							return
-						}
-					case *pgproto3.StartupMessage:
-						be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", Code: "28P01",
-							Message: fmt.Sprintf("password authentication failed for user %q", m.Parameters["user"])})
-						_ = be.Flush()
-						return
-					default:
-						return
-					}
-				}
-			}()
-		}
-	}()
-	return ln.Addr().String()
-}
-
 // TestQuerydWrongPasswordSaysSo: a refused password is named as such, with
 // where the password comes from, not as an unreachable database.
 func TestQuerydWrongPasswordSaysSo(t *testing.T) {
-	url := "postgres://queryd:wrong@" + fakeAuthServer(t) + "/stratakb?sslmode=disable&connect_timeout=5"
+	url := "postgres://queryd:wrong@" + dbtest.RefusingServer(t) + "/stratakb?sslmode=disable&connect_timeout=5"
 	var out, errb strings.Builder
 	code := Main(context.Background(), []string{"search", "leave"}, func(k string) string {
 		if k == "QUERYD_DATABASE_URL" {
