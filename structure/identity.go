@@ -112,10 +112,16 @@ func wordByte(b byte) bool {
 // fields that hold its own number ("PEP: 572") and of its front page's
 // "Request for Comments:" line. head is the start of its stored text. A
 // title's numbers are not keys: "IEEE 754 Floating Point Special Values"
-// is PEP 754, not IEEE 754 (a question names a document by its title
-// through TitleNamed). The keys are sorted and unique.
-func DocumentKeys(file, _ string, meta map[string]string, head string) []string {
+// is PEP 754, not IEEE 754. The title itself is one key, TitleKey's
+// ("t:ieee 754 floating point special values"): a question's word runs
+// (TitleKeys) find it through the same index, and TitleNamed decides
+// whether the question names the document by it. The keys are sorted and
+// unique.
+func DocumentKeys(file, title string, meta map[string]string, head string) []string {
 	set := map[string]bool{}
+	if t := TitleKey(title); t != "" {
+		set[t] = true
+	}
 	stem := strings.TrimSuffix(path.Base(file), path.Ext(file))
 	for _, n := range NamedNumbers(stem) {
 		set[n.Key] = true
@@ -137,6 +143,39 @@ func DocumentKeys(file, _ string, meta map[string]string, head string) []string 
 		out = append(out, k)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// maxTitleWords is the longest title, in words, a question can name a
+// document by (TitleKeys writes runs up to it).
+const maxTitleWords = 16
+
+// TitleKey is a title's identity key: "t:" and the title folded
+// (FoldWords); "" for an empty title or one longer than maxTitleWords.
+func TitleKey(title string) string {
+	t := FoldWords(title)
+	if t == "" || strings.Count(t, " ")+1 > maxTitleWords {
+		return ""
+	}
+	return "t:" + t
+}
+
+// TitleKeys are the title keys a question may name a document by: every
+// run of one to maxTitleWords of its folded words, as TitleKey writes
+// them.
+func TitleKeys(question string) []string {
+	words := strings.Fields(FoldWords(question))
+	var out []string
+	seen := map[string]bool{}
+	for i := range words {
+		for j := i + 1; j <= len(words) && j-i <= maxTitleWords; j++ {
+			k := "t:" + strings.Join(words[i:j], " ")
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
 	return out
 }
 

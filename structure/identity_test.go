@@ -2,6 +2,7 @@ package structure
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -25,6 +26,11 @@ func TestDocumentKeys(t *testing.T) {
 		{"12years.md", "Twelve Years of Go", nil, "", []string{}},
 	}
 	for _, c := range cases {
+		// The title's own key, beside the numbers.
+		if t := TitleKey(c.title); t != "" {
+			c.want = append(slices.Clone(c.want), t)
+			slices.Sort(c.want)
+		}
 		got := DocumentKeys(c.file, c.title, c.meta, c.head)
 		if !slices.Equal(got, c.want) && !(len(got) == 0 && len(c.want) == 0) {
 			t.Errorf("DocumentKeys(%q) = %q, want %q", c.file, got, c.want)
@@ -74,5 +80,20 @@ func TestTitleNamed(t *testing.T) {
 		if got := TitleNamed(c.q, c.title); got != c.want {
 			t.Errorf("TitleNamed(%q, %q) = %v, want %v", c.q, c.title, got, c.want)
 		}
+	}
+}
+
+func TestTitleKeys(t *testing.T) {
+	keys := TitleKeys("In \"Organizing Go code\", what is a grab-bag package?")
+	for _, want := range []string{"t:organizing go code", "t:in", "t:grab bag package"} {
+		if !slices.Contains(keys, want) {
+			t.Errorf("TitleKeys lacks %q: %q", want, keys)
+		}
+	}
+	if TitleKey("Organizing Go code") != "t:organizing go code" || TitleKey("") != "" {
+		t.Errorf("TitleKey %q", TitleKey("Organizing Go code"))
+	}
+	if TitleKey(strings.Repeat("word ", maxTitleWords+1)) != "" {
+		t.Error("a title longer than maxTitleWords has a key")
 	}
 }

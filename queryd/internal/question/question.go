@@ -17,8 +17,10 @@ type Question struct {
 	// ("PEP 572", "RFC 5321"; structure.NamedNumbers).
 	Numbers []structure.NamedNumber
 	// Folded is Text in lower case, runs of letters and digits one space
-	// apart, with a space at each end: what a title is looked for in.
-	Folded string
+	// apart, with a space at each end; TitleKeys the runs of its words as
+	// documents' title keys (structure.TitleKeys).
+	Folded    string
+	TitleKeys []string
 	// Parties are the words of the proper names it writes, such as a
 	// contract's parties ("Cano Petroleum", "Boyd"), folded to lower-case
 	// letters and digits ("cano", "petroleum", "boyd"); see properNames.
@@ -32,6 +34,7 @@ func Parse(text string) *Question {
 		References: structure.ParseReferences(text),
 		Numbers:    structure.NamedNumbers(text),
 		Folded:     " " + structure.FoldWords(text) + " ",
+		TitleKeys:  structure.TitleKeys(text),
 		Parties:    properNames(text),
 	}
 }

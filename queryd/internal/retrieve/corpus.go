@@ -17,7 +17,7 @@ type Corpus interface {
 	ModelParams(ctx context.Context, model string) (store.ModelParams, bool, error)
 	SectionsByKeys(ctx context.Context, keys []string, layerIDs []int64, filter map[string]string, limit int) ([]store.Section, error)
 	SectionsByKeysIn(ctx context.Context, keys []string, layerIDs, docIDs []int64, filter map[string]string, limit int) ([]store.Section, error)
-	DocumentsNamed(ctx context.Context, layerIDs []int64, keys []string, foldedQuestion string, limit int) ([]store.NamedDoc, error)
+	DocumentsNamed(ctx context.Context, layerIDs []int64, keys []string, limit int) ([]store.NamedDoc, error)
 	NearestInDocuments(ctx context.Context, model string, vec []float32, docIDs []int64, limit int) ([]store.VecHit, error)
 	BestWordsInDocuments(ctx context.Context, query string, docIDs []int64, limit int) ([]int64, error)
 	DocumentOutlines(ctx context.Context, docIDs []int64) ([]store.OutlineEntry, error)

@@ -50,7 +50,7 @@ func (s *Snapshot) NamedDocuments(ctx context.Context, q *question.Question, lay
 // of them.
 func NamedDocuments(ctx context.Context, st Corpus, q *question.Question, layers []store.Layer) ([]NamedDoc, error) {
 	keys := q.NumberKeys()
-	docs, err := st.DocumentsNamed(ctx, layerIDs(layers), keys, q.Folded, namedCandidates)
+	docs, err := st.DocumentsNamed(ctx, layerIDs(layers), append(slices.Clone(keys), q.TitleKeys...), namedCandidates)
 	if err != nil {
 		return nil, err
 	}

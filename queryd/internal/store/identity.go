@@ -20,18 +20,17 @@ type NamedDoc struct {
 }
 
 // DocumentsNamed returns the documents of the layers whose identity holds
-// one of keys, or whose title, folded as foldedQuestion is (lower case,
-// one space between runs of letters and digits, a space at each end),
-// occurs in foldedQuestion: the candidates; the caller decides whether a
-// title match names the document. At most limit, by path.
-func (s *Corpus) DocumentsNamed(ctx context.Context, layerIDs []int64, keys []string, foldedQuestion string, limit int) ([]NamedDoc, error) {
+// one of keys: the numbers a question writes ("pep 572") and the runs of
+// its words as title keys ("t:organizing go code"; structure.TitleKeys).
+// They are the candidates, found through the identity's GIN index; the
+// caller decides whether a title match names the document. At most limit,
+// by path.
+func (s *Corpus) DocumentsNamed(ctx context.Context, layerIDs []int64, keys []string, limit int) ([]NamedDoc, error) {
 	rows, err := s.db.Query(ctx, `
 		SELECT d.id, d.layer_id, l.name AS layer, d.path AS file, d.title, coalesce(d.identity, '{}') AS keys
 		FROM strata.documents d JOIN strata.layers l ON l.id = d.layer_id
-		WHERE d.layer_id = ANY($1) AND d.status = 'ok' AND (d.identity && $2::text[]
-			OR length(d.title) BETWEEN 3 AND 300 AND position(' ' || trim(regexp_replace(lower(d.title),
-				'[^[:alnum:]]+', ' ', 'g')) || ' ' IN $3) > 0)
-		ORDER BY d.path LIMIT $4`, layerIDs, keys, foldedQuestion, limit)
+		WHERE d.identity && $2::text[] AND d.layer_id = ANY($1) AND d.status = 'ok'
+		ORDER BY d.path LIMIT $3`, layerIDs, keys, limit)
 	if err != nil {
 		return nil, fmt.Errorf("find the documents the question names: %w", err)
 	}
