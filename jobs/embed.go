@@ -76,7 +76,7 @@ func (EmbedArgs) Kind() string { return "embed_chunks" }
 // (completeSweep) makes sure that no chunk is left behind by a sweep that
 // was skipped so. A document's job is never skipped: see Work.
 func (a EmbedArgs) InsertOpts() river.InsertOpts {
-	opts := river.InsertOpts{MaxAttempts: 10}
+	opts := river.InsertOpts{MaxAttempts: 10, Queue: QueueEmbed}
 	if a.DocumentID == 0 {
 		opts.UniqueOpts = river.UniqueOpts{ByArgs: true, ByState: activeJobStates()}
 	}
@@ -92,6 +92,7 @@ type EmbedWorker struct {
 	models    func(model string) (Vectorizer, error) // other models; may be nil
 	batchSize int
 	logger    *slog.Logger
+	stopping  <-chan struct{} // ClientConfig.Stopping
 }
 
 // Timeout bounds one embedding job. A job starts batches for embedBudget
@@ -117,32 +118,44 @@ func (w *EmbedWorker) Work(ctx context.Context, job *river.Job[EmbedArgs]) error
 	}
 	// One embed job per layer at a time: a document's job and a sweep of the
 	// layer would otherwise read the same pending chunks and embed them
-	// twice. A job that waits here usually finds nothing left to do. The
-	// lock is a session lock: it goes with the connection when a process
-	// dies, and the holder lets go after embedBudget.
+	// twice. The lock is a session lock: it goes with the connection when a
+	// process dies, and the holder lets go after embedBudget.
 	//
-	// River's unique jobs cannot do this for documents' jobs: a unique
-	// job's states must include running, so a document's job inserted in
-	// the transaction that stores its chunks, while the layer's job runs
-	// past its last look for pending chunks, would be dropped as a
+	// A job that finds the layer busy does not wait for it, since a waiting
+	// job holds a worker of the embed queue, and a large layer's documents'
+	// jobs waiting so would hold them all, leaving other layers' jobs
+	// queued behind a backlog they have no part in. A document's job hands
+	// its chunks to the layer's sweep instead and ends: it queues the sweep
+	// (a unique job: at most one waits per layer), which either runs after
+	// the holder or, if it is the holder, sees the chunks in its completion
+	// (completeSweep), since this job's chunks were committed before it ran.
+	// A sweep that finds the layer busy snoozes (no attempt is counted).
+	//
+	// River's unique jobs cannot replace the lock for documents' jobs: a
+	// unique job's states must include running, so a document's job
+	// inserted in the transaction that stores its chunks, while the layer's
+	// job runs past its last look for pending chunks, would be dropped as a
 	// duplicate and the chunks left without vectors until the next sweep.
-	// Waiting keeps every job; the waiter holds this connection meanwhile
-	// (ingestd sizes its pool for it).
 	conn, err := w.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("embed layer %d: %w", a.LayerID, err)
 	}
 	defer conn.Release()
 	lock := lockKey(embedLockSpace, a.LayerID)
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1)`, lock); err != nil {
-		return fmt.Errorf("embed layer %d: wait for the layer's other embed job: %w", a.LayerID, err)
+	var got bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lock).Scan(&got); err != nil {
+		return fmt.Errorf("embed layer %d: take the layer's lock: %w", a.LayerID, err)
+	}
+	if !got {
+		return w.layerBusy(ctx, a)
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lock) //nolint:errcheck
 	start := time.Now()
 	for {
 		for {
-			if time.Since(start) > embedBudget {
-				// More to do than one job should take: run again at once.
+			if time.Since(start) > embedBudget || w.handingBack() {
+				// More to do than one job should take, or this process is
+				// stopping: run again at once, here or elsewhere.
 				return river.JobSnooze(0)
 			}
 			n, err := w.embedBatch(ctx, a, vec)
@@ -170,6 +183,32 @@ func (w *EmbedWorker) Work(ctx context.Context, job *river.Job[EmbedArgs]) error
 			return err
 		}
 	}
+}
+
+// handingBack reports whether the client is stopping (ClientConfig.Stopping).
+func (w *EmbedWorker) handingBack() bool {
+	select {
+	case <-w.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// layerBusy ends a job whose layer another job is embedding: a sweep looks
+// again shortly; a document's job leaves its chunks to the layer's sweep.
+func (w *EmbedWorker) layerBusy(ctx context.Context, a EmbedArgs) error {
+	if a.DocumentID == 0 {
+		return river.JobSnooze(busyLayerSnooze)
+	}
+	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
+	if err != nil {
+		return fmt.Errorf("embed layer %d: %w", a.LayerID, err)
+	}
+	if _, err := client.Insert(ctx, EmbedArgs{LayerID: a.LayerID, Model: a.Model}, nil); err != nil {
+		return fmt.Errorf("embed layer %d: queue its sweep: %w", a.LayerID, err)
+	}
+	return nil
 }
 
 // vectorizer returns the vectorizer of the job's model: the configured one,

@@ -32,8 +32,11 @@ type IngestFileArgs struct {
 // Kind is the River job kind.
 func (IngestFileArgs) Kind() string { return "ingest_file" }
 
-// InsertOpts bounds the retries of a transient failure.
-func (IngestFileArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 5} }
+// InsertOpts bounds the retries of a transient failure. The walk sets each
+// file's priority (filePriority).
+func (IngestFileArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 5, Queue: QueueIngest, Priority: priorityBacklog}
+}
 
 // IngestFileWorker runs IngestFileArgs jobs.
 type IngestFileWorker struct {

@@ -34,8 +34,11 @@ type IngestLayerArgs struct {
 // Kind is the River job kind.
 func (IngestLayerArgs) Kind() string { return "ingest_layer" }
 
-// InsertOpts makes a failed walk retry a few times only.
-func (IngestLayerArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 3} }
+// InsertOpts makes a failed walk retry a few times only. A walk goes ahead
+// of every parse queued before it (queue.go).
+func (IngestLayerArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: 3, Queue: QueueIngest, Priority: priorityWalk}
+}
 
 // IngestLayerWorker runs IngestLayerArgs jobs.
 type IngestLayerWorker struct {
@@ -237,7 +240,8 @@ func (w *IngestLayerWorker) Work(ctx context.Context, job *river.Job[IngestLayer
 		if len(toParse) > 0 {
 			params := make([]river.InsertManyParams, len(toParse))
 			for i, rel := range toParse {
-				params[i] = river.InsertManyParams{Args: IngestFileArgs{LayerID: layer.ID, RunID: a.RunID, Path: rel}}
+				params[i] = river.InsertManyParams{Args: IngestFileArgs{LayerID: layer.ID, RunID: a.RunID, Path: rel},
+					InsertOpts: &river.InsertOpts{Priority: filePriority(i)}}
 			}
 			if _, err := client.InsertManyTx(ctx, tx, params); err != nil {
 				return fmt.Errorf("enqueue files of layer %s: %w", layer.Name, err)

@@ -417,7 +417,9 @@ type QueueAhead struct {
 	GoneSince time.Time
 }
 
-// Ahead reads what the run's walk job waits behind in the queue.
+// Ahead reads what the run's walk job waits behind in the ingest queue
+// (QueueIngest): embedding jobs have workers of their own and hold no walk
+// up.
 func Ahead(ctx context.Context, q pgxQuerier, runID int64) (QueueAhead, error) {
 	var a QueueAhead
 	var state *string
@@ -428,7 +430,7 @@ func Ahead(ctx context.Context, q pgxQuerier, runID int64) (QueueAhead, error) {
 			WHERE kind = 'ingest_layer' AND (args->>'run_id')::bigint = $1 ORDER BY id DESC LIMIT 1
 		), j AS (
 			SELECT o.state, o.metadata, (o.priority, o.scheduled_at, o.id) < (w.priority, w.scheduled_at, w.id) AS before
-			FROM walk w JOIN `+RiverSchema+`.river_job o ON o.queue = 'default' AND o.id <> w.id
+			FROM walk w JOIN `+RiverSchema+`.river_job o ON o.queue = '`+QueueIngest+`' AND o.id <> w.id
 				AND o.state IN ('available', 'running')
 			LEFT JOIN strata.ingest_worker_state ws ON ws.client_id = o.attempted_by[cardinality(o.attempted_by)]
 			WHERE o.state = 'available' OR ws.alive IS DISTINCT FROM false

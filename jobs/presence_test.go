@@ -402,6 +402,7 @@ func TestBrokenLockConnectionIsTakenAgain(t *testing.T) {
 
 // TestAheadCountsLeftoverWork: a new run's walk queued behind jobs a killed
 // process left is told how many there are and that they were taken over.
+// An embedding job, in the embed queue, is not ahead of it.
 func TestAheadCountsLeftoverWork(t *testing.T) {
 	ctx := context.Background()
 	pool := migratedPool(t)
@@ -418,8 +419,10 @@ func TestAheadCountsLeftoverWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ids []int64
+	// Walks of earlier runs: they go ahead of the new walk (embedding
+	// jobs, in their own queue, do not).
 	for d := int64(1); d <= 3; d++ {
-		res, err := client.Insert(ctx, EmbedArgs{LayerID: l.ID, DocumentID: d, Model: "m"}, nil)
+		res, err := client.Insert(ctx, IngestLayerArgs{LayerID: l.ID, RunID: 1000 + d}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -427,6 +430,9 @@ func TestAheadCountsLeftoverWork(t *testing.T) {
 	}
 	claim(t, pool, ids[0], dead.ClientID)
 	if err := dead.abandon(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Insert(ctx, EmbedArgs{LayerID: l.ID, DocumentID: 1, Model: "m"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	runID, err := StartIngest(ctx, pool, client, l.ID, "cli")

@@ -42,7 +42,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 
 // ClientConfig configures the River client of ingestd.
 type ClientConfig struct {
-	Workers  int // concurrent jobs; 0 makes an insert-only client
+	Workers  int // concurrent jobs of the ingest queue (and EmbedWorkers of the embed queue); 0 makes an insert-only client
 	Logger   *slog.Logger
 	Pipeline Pipeline
 	// Vectorizer embeds chunks; nil when the model could not be loaded, in
@@ -65,6 +65,13 @@ type ClientConfig struct {
 	// jobs; 0 means DefaultFetchCooldown. Benchmarks set River's own
 	// default (100ms) to compare.
 	FetchCooldown time.Duration
+	// Stopping, when closed, makes the client's embedding jobs hand their
+	// work back after the batch in flight (River snoozes them, counting no
+	// attempt; another process takes them at once) instead of embedding a
+	// whole layer before River's soft stop can return. `add --wait` closes
+	// it when its own layers are done, so that a large layer's embedding it
+	// picked up meanwhile does not hold it. Nil never fires.
+	Stopping <-chan struct{}
 }
 
 // Job timeouts and River's rescue. River makes a job that has been running
@@ -118,7 +125,7 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 	river.AddWorker(workers, &IngestFileWorker{pool: pool, pipeline: cfg.Pipeline, logger: cfg.Logger, model: model})
 	river.AddWorker(workers, &ReingestAllWorker{pool: pool, logger: cfg.Logger})
 	river.AddWorker(workers, &EmbedWorker{pool: pool, vec: cfg.Vectorizer, loadErr: cfg.VectorizerErr, models: cfg.Models,
-		batchSize: cfg.EmbedBatch, logger: cfg.Logger})
+		batchSize: cfg.EmbedBatch, logger: cfg.Logger, stopping: cfg.Stopping})
 	river.AddWorker(workers, &PromoteWorker{pool: pool, logger: cfg.Logger})
 	rc := &river.Config{
 		Schema:            RiverSchema,
@@ -128,7 +135,12 @@ func NewClient(pool *pgxpool.Pool, cfg ClientConfig) (*river.Client[pgx.Tx], err
 		FetchPollInterval: max(DefaultFetchPollInterval, cfg.FetchCooldown),
 	}
 	if cfg.Workers > 0 {
-		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}
+		// Separate queues, so that embedding never holds the workers of
+		// walks and parses (queue.go).
+		rc.Queues = map[string]river.QueueConfig{
+			QueueIngest: {MaxWorkers: cfg.Workers},
+			QueueEmbed:  {MaxWorkers: EmbedWorkers(cfg.Workers)},
+		}
 		rc.PeriodicJobs = []*river.PeriodicJob{promoterPeriodicJob()}
 		if cfg.Schedule != nil {
 			rc.PeriodicJobs = append(rc.PeriodicJobs, cfg.Schedule.periodicJob())

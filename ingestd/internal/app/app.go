@@ -520,6 +520,11 @@ func (e *env) runIngest(ctx context.Context, layers []jobs.Layer, wait, allowDel
 		workers = e.cfg.Workers
 	}
 	cc := e.clientConfig(ctx, workers)
+	// Once this run's layers are done, the embedding of other layers that
+	// this process picked up meanwhile is handed back after the batch in
+	// flight, so that stopping does not wait for another layer's backlog.
+	stopping := make(chan struct{})
+	cc.Stopping = stopping
 	var pres *jobs.Presence
 	if wait {
 		// Registering takes over the jobs a killed earlier run left running.
@@ -553,7 +558,10 @@ func (e *env) runIngest(ctx context.Context, layers []jobs.Layer, wait, allowDel
 	if err := client.Start(ctx); err != nil {
 		return fmt.Errorf("start workers: %w", err)
 	}
-	defer stopClient(client)
+	defer func() {
+		close(stopping)
+		stopClient(client)
+	}()
 	failed := false
 	for i, l := range layers {
 		p, err := e.waitRun(ctx, l, runs[i])
