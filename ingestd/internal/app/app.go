@@ -222,11 +222,12 @@ func authFailed(err error) (role string, ok bool) {
 }
 
 // poolConfig is the pool configuration for url with room for workers jobs
-// at once. A job may hold two connections (an embed job keeps one while it
-// waits for its layer's advisory lock and queries through another), and
-// River needs its own to fetch and complete jobs: with pgxpool's default of
-// 4 connections on 2 CPUs, 4 workers running 4 embed jobs deadlocked. A
-// pool_max_conns in the URL is kept as given.
+// at once, beside the embed queue's workers (jobs.EmbedWorkers). A job may
+// hold two connections (an embed job keeps one for its layer's advisory
+// lock, which it tries and never waits on, and queries through another),
+// and River needs its own to fetch and complete jobs: with pgxpool's
+// default of 4 connections on 2 CPUs, 4 workers running 4 embed jobs once
+// deadlocked. A pool_max_conns in the URL is kept as given.
 func poolConfig(url string, workers int) (*pgxpool.Config, error) {
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
