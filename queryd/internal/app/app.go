@@ -29,14 +29,17 @@ const usage = `queryd: StrataKB's query daemon
 Usage:
   queryd serve                                     serve MCP (streamable HTTP at /mcp) and the HTTP JSON API
   queryd mcp                                       serve MCP over stdin/stdout, for clients that spawn the server
-  queryd search QUERY [--layers a,b] [--top-k N] [--filter KEY=VALUE]... [--explain]
+  queryd search QUERY [--layers a,b] [--top-k N] [--filter KEY=VALUE]... [--explain] [--local]
                                                   search the layers, print JSON results
-  queryd ask QUESTION [--layers a,b] [--top-k N] [--detailed] [--mode extractive|grounded] [--json]
+  queryd ask QUESTION [--layers a,b] [--top-k N] [--detailed] [--mode extractive|grounded] [--json] [--local]
                                                   answer a question: JSON, or a readable answer on a terminal
   queryd receipt ID [--json]                       show a receipt, each quote marked >>> <<< in its passage
   queryd mcp-config [--http] [--name NAME]         print a ready-to-paste MCP client configuration
 
 --layer is another spelling of --layers. Run 'queryd VERB -h' for a verb's flags.
+search and ask go to the queryd serve at QUERYD_ADDR when one answers
+(loopback only; QUERYD_URL names another, QUERYD_TOKEN is its bearer
+token), else run in-process; --local always runs in-process.
 
 Configuration comes from the environment (README's configuration table
 lists every variable): QUERYD_DATABASE_URL (else DATABASE_URL, else
@@ -101,6 +104,7 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 	layers := defineLayers(fs, "comma-separated layer names (default: all)")
 	topK := fs.Int("top-k", searchpkg.DefaultTopK, "number of results, 1 to 50")
 	explain := fs.Bool("explain", false, "show how each result was found and placed")
+	local := fs.Bool("local", false, "run in-process even when a queryd serve answers at QUERYD_ADDR")
 	filter := map[string]string{}
 	fs.Func("filter", "metadata filter KEY=VALUE, exact match (repeatable), e.g. --filter page=3", func(v string) error {
 		k, val, ok := strings.Cut(v, "=")
@@ -130,10 +134,32 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := req.Validate(); err != nil {
 		return usagef("search: %v", err)
 	}
+	var remote error
+	if !*local {
+		out, err := tryRemote(ctx, getenv, "search", "/v1/search", req)
+		var el errLocal
+		if !errors.As(err, &el) {
+			if err != nil {
+				return err
+			}
+			var resp searchpkg.Response
+			derr := json.Unmarshal(out, &resp)
+			if derr == nil {
+				// The server records the search for its learning loop;
+				// the command line prints what it prints in-process,
+				// which records none.
+				resp.InteractionID = ""
+				return printJSON(stdout, &resp)
+			}
+			el = errLocal{fmt.Errorf("the server's answer: %w", derr)}
+		}
+		remote = el
+	}
 	cfg, err := LoadConfig(getenv)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
+	logLocal(stderr, cfg, remote)
 	st, err := openCorpus(ctx, cfg)
 	if err != nil {
 		return err
@@ -149,6 +175,15 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	return printJSON(stdout, resp)
+}
+
+// logLocal logs, at debug level, why a verb runs in-process rather than
+// on a running queryd serve (nil: --local).
+func logLocal(stderr io.Writer, cfg Config, why error) {
+	if why == nil || cfg.LogLevel > slog.LevelDebug {
+		return
+	}
+	slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.LogLevel})).Debug("no queryd serve used", slog.String("reason", why.Error()))
 }
 
 // openCorpus opens the read handle for a command-line verb, checking the

@@ -105,6 +105,7 @@ func askVerb(ctx context.Context, args []string, getenv func(string) string, std
 	detailed := fs.Bool("detailed", false, "the detailed response: confidence, variants, retrieved chunks, sources")
 	mode := fs.String("mode", "", "extractive or grounded (default: the layers' answer mode)")
 	asJSON := fs.Bool("json", false, "print JSON also on a terminal")
+	local := fs.Bool("local", false, "run in-process even when a queryd serve answers at QUERYD_ADDR")
 	pos, err := config.ParseInterleaved(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return err
@@ -123,10 +124,38 @@ func askVerb(ctx context.Context, args []string, getenv func(string) string, std
 	if err := req.Validate(); err != nil {
 		return usagef("ask: %v", err)
 	}
+	readable := !*asJSON && isTerminal(stdout)
+	var remote error
+	if !*local {
+		out, err := tryRemote(ctx, getenv, "ask", "/v1/ask", req)
+		var el errLocal
+		switch {
+		case errors.As(err, &el):
+			remote = el
+		case err != nil:
+			return err
+		default:
+			var resp askpkg.Response
+			if err := json.Unmarshal(out, &resp); err != nil {
+				remote = errLocal{fmt.Errorf("the server's answer: %w", err)}
+				break
+			}
+			// The server records the interaction for its learning loop;
+			// the command line prints what it prints in-process, which
+			// records none.
+			resp.InteractionID = ""
+			if readable {
+				render(stdout, &resp)
+				return nil
+			}
+			return printJSON(stdout, &resp)
+		}
+	}
 	cfg, err := LoadConfig(getenv)
 	if err != nil {
 		return fmt.Errorf("configuration: %w", err)
 	}
+	logLocal(stderr, cfg, remote)
 	corpus, err := openCorpus(ctx, cfg)
 	if err != nil {
 		return err
@@ -154,7 +183,7 @@ func askVerb(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	if !*asJSON && isTerminal(stdout) {
+	if readable {
 		render(stdout, resp)
 		return nil
 	}

@@ -15,10 +15,10 @@ import (
 // verbUsage is each verb's synopsis and what it does, printed by 'queryd
 // VERB -h' above its flags.
 var verbUsage = map[string]config.Usage{
-	"search": {"queryd search QUERY [--layers a,b] [--top-k N] [--filter KEY=VALUE]... [--explain]",
-		"Searches the layers (all, or those --layers or --layer names) and prints\nstrata_search's JSON response."},
-	"ask": {"queryd ask QUESTION [--layers a,b] [--top-k N] [--detailed] [--mode extractive|grounded] [--json]",
-		"Answers a question (strata_ask): JSON when piped, a readable answer with\ncitations on a terminal. --layer is another spelling of --layers."},
+	"search": {"queryd search QUERY [--layers a,b] [--top-k N] [--filter KEY=VALUE]... [--explain] [--local]",
+		"Searches the layers (all, or those --layers or --layer names) and prints\nstrata_search's JSON response. A queryd serve answering at QUERYD_ADDR\n(loopback; or QUERYD_URL, with QUERYD_TOKEN) runs it; else it runs here."},
+	"ask": {"queryd ask QUESTION [--layers a,b] [--top-k N] [--detailed] [--mode extractive|grounded] [--json] [--local]",
+		"Answers a question (strata_ask): JSON when piped, a readable answer with\ncitations on a terminal. --layer is another spelling of --layers. A queryd\nserve answering at QUERYD_ADDR (loopback; or QUERYD_URL, with QUERYD_TOKEN)\nruns it; else it runs here."},
 	"receipt": {"queryd receipt ID [--json]",
 		"Shows a receipt: the draft, each passage as read with its quotes marked\n>>> <<<, and whether it changed since."},
 	"serve": {"queryd serve",
