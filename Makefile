@@ -30,8 +30,9 @@ run: setup db-start build ## set up, start the local database, ingest DOCS, sear
 test: ## run all tests against a throwaway PostgreSQL cluster
 	@bash scripts/test.sh
 
-bench: ## run the benchmarks (medians over repeated runs)
+bench: ## run the benchmarks (medians over repeated runs), then the command line's p50 with and without a queryd serve (scripts/cli-bench.sh)
 	@bash scripts/bench.sh
+	@bash scripts/cli-bench.sh
 
 eval: ## SciFact nDCG@10 and Recall@100 for lexical, vector, hybrid and strata_ask, and strata_ask on the answer set; fails under the floors (slow: 22 min measured on 2 busy cores, most of it embedding)
 	@STRATA_EVAL=1 bash scripts/test.sh -run 'TestEvalSciFact|TestEvalAskSciFact|TestEvalAskAnswers' -v -timeout 90m ./queryd/internal/search/
