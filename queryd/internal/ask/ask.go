@@ -576,13 +576,4 @@ func explain(c retrieve.Candidate) string {
 	return strings.Join(parts, ", ")
 }
 
-func layerNames(ls []store.Layer) []string {
-	out := make([]string, len(ls))
-	for i, l := range ls {
-		out[i] = l.Name
-	}
-	sort.Strings(out)
-	return out
-}
-
 func round(x float64) float64 { return math.Round(x*1e4) / 1e4 }

@@ -317,7 +317,7 @@ func (w *answer) finish(ctx context.Context) error {
 	resp, p := w.resp, w.p
 	resp.Mode = w.mode
 	resp.Notes = w.notes
-	resp.NextStep = NextStep(w.status, layerNames(w.layers), len(w.req.Layers) > 0, len(w.req.Layers) > 0 || w.fallback == nil)
+	resp.NextStep = NextStep(w.status, store.LayerNames(w.layers), len(w.req.Layers) > 0, len(w.req.Layers) > 0 || w.fallback == nil)
 	w.confidence = "low"
 	switch {
 	case w.report.Returned():
@@ -372,7 +372,7 @@ func (w *answer) detail() {
 		resp.Warning = fmt.Sprintf("Confidence is low: no passage reaches the medium mark (%s %.2f). The knowledge base probably does not cover this: try other terms or another layer.", p.basis, p.med)
 	}
 	resp.QueryVariants = w.variants
-	resp.SearchedLayers = layerNames(w.layers)
+	resp.SearchedLayers = store.LayerNames(w.layers)
 	resp.RoutingFallback = w.fallback
 	resp.Degraded = w.degraded()
 	top := 0.0
@@ -426,7 +426,7 @@ func (w *answer) record(ctx context.Context) error {
 		}
 	}
 	in := Interaction{Caller: caller.From(ctx), Tool: "strata_ask", Question: q,
-		Layers: layerNames(w.layers), Variants: vs, Status: string(w.status), Confidence: w.confidence}
+		Layers: store.LayerNames(w.layers), Variants: vs, Status: string(w.status), Confidence: w.confidence}
 	in.PassageChunks = map[string]int64{}
 	for _, i := range w.keep {
 		in.ChunkIDs = append(in.ChunkIDs, w.cands[i].ChunkID)

@@ -40,9 +40,9 @@ func (r *Run) missingNotes(ctx context.Context, missing []string, kinds []string
 		}
 		for _, ref := range missing {
 			if ok {
-				notes = append(notes, fmt.Sprintf("No document of the searched layers (%s) has %s.", strings.Join(layerNamesOf(layers), ", "), ref))
+				notes = append(notes, fmt.Sprintf("No document of the searched layers (%s) has %s.", strings.Join(store.LayerNames(layers), ", "), ref))
 			} else {
-				notes = append(notes, fmt.Sprintf("The searched layers (%s) have no numbered sections, so %s could not be looked up by its number.", strings.Join(layerNamesOf(layers), ", "), ref))
+				notes = append(notes, fmt.Sprintf("The searched layers (%s) have no numbered sections, so %s could not be looked up by its number.", strings.Join(store.LayerNames(layers), ", "), ref))
 			}
 		}
 		return notes, ok, nil
@@ -79,14 +79,6 @@ func docLabel(d NamedDoc) string {
 		return fmt.Sprintf("%s (%s)", d.By, d.File)
 	}
 	return d.File
-}
-
-func layerNamesOf(ls []store.Layer) []string {
-	out := make([]string, len(ls))
-	for i, l := range ls {
-		out[i] = l.Name
-	}
-	return out
 }
 
 // describeOutline writes what numbered parts document doc has, kind by

@@ -2,6 +2,7 @@ package retrieve
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -192,18 +193,16 @@ func namedIDs(named []NamedDoc) []int64 {
 const PlacedNamed Placement = "named_document"
 
 // promoteNamed brings the best passage of the named documents to the top
-// of top: the first of them already there, or else the nearest to the
-// query vector (without one, the best by the query's words) of their
-// passages, which then takes the last place's room.
-func (r *Run) promoteNamed(ctx context.Context, top []*Candidate, qv []float32, model string, named []NamedDoc, room int) ([]*Candidate, map[int64]float64, error) {
+// of top: the first of them already there (hits are top's passages, as
+// read), or else the nearest to the query vector (without one, the best by
+// the query's words) of their passages, which then takes the last place's
+// room and whose passage is read into hits.
+func (r *Run) promoteNamed(ctx context.Context, top []*Candidate, hits map[int64]store.Hit, qv []float32, model string,
+	named []NamedDoc, room int) ([]*Candidate, map[int64]float64, error) {
 	if len(named) == 0 || room <= 0 {
 		return top, nil, nil
 	}
 	ids := namedIDs(named)
-	hits, err := r.e.store.Chunks(ctx, chunkIDs(top))
-	if err != nil {
-		return nil, nil, err
-	}
 	for i, c := range top {
 		if h, ok := hits[c.ChunkID]; ok && slices.Contains(ids, h.DocumentID) {
 			if i > 0 {
@@ -234,6 +233,11 @@ func (r *Run) promoteNamed(ctx context.Context, top []*Candidate, qv []float32, 
 		}
 		best = ws[0]
 	}
+	more, err := r.e.store.Chunks(ctx, []int64{best})
+	if err != nil {
+		return nil, nil, err
+	}
+	maps.Copy(hits, more)
 	c := &Candidate{ChunkID: best, Placement: PlacedNamed}
 	if len(top) > 0 {
 		c.Fused = top[0].Fused // shown as the best score: it is placed first
@@ -243,12 +247,4 @@ func (r *Run) promoteNamed(ctx context.Context, top []*Candidate, qv []float32, 
 		top = top[:room]
 	}
 	return top, sims, nil
-}
-
-func chunkIDs(cs []*Candidate) []int64 {
-	out := make([]int64, len(cs))
-	for i, c := range cs {
-		out[i] = c.ChunkID
-	}
-	return out
 }

@@ -545,11 +545,6 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	cands = dropOverlappingExact(ctx, st, cands, exact)
 	window := judgeWindow(cands)
 	top := applyKeywordSlots(cands, lex.Hits, max(q.TopK-len(exact), 0), params.KeywordSlots, vo.ran)
-	top, namedSims, err := r.promoteNamed(ctx, top, qv, out.Model, named, max(q.TopK-len(exact), 0))
-	if err != nil {
-		return nil, storeErr("search the documents the query names", err)
-	}
-
 	want := make([]int64, len(top))
 	for i, c := range top {
 		want[i] = c.ChunkID
@@ -557,6 +552,10 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	hits, err := st.Chunks(ctx, want)
 	if err != nil {
 		return nil, storeErr("read the passages found", err)
+	}
+	top, namedSims, err := r.promoteNamed(ctx, top, hits, qv, out.Model, named, max(q.TopK-len(exact), 0))
+	if err != nil {
+		return nil, storeErr("search the documents the query names", err)
 	}
 	sims := map[int64]float64{}
 	for _, v := range vec {

@@ -33,7 +33,7 @@ func (st *state) routed(ctx context.Context, all []store.Layer) (*Response, erro
 		Low: o.resp.Confidence == "low", Judged: o.simAvailable, Exact: o.exactCount > 0})
 	if reason == "" {
 		if o.resp.Explain != nil {
-			o.resp.Explain.RoutedLayers, o.resp.Explain.Routing = layerNames(chosen), d.Why
+			o.resp.Explain.RoutedLayers, o.resp.Explain.Routing = store.LayerNames(chosen), d.Why
 		}
 		return o.resp, nil
 	}
@@ -46,7 +46,7 @@ func (st *state) routed(ctx context.Context, all []store.Layer) (*Response, erro
 	}
 	resp.RoutingFallback = &RoutingFallback{Reason: string(reason), SearchedLayers: "all"}
 	if resp.Explain != nil {
-		resp.Explain.RoutedLayers, resp.Explain.Routing = layerNames(chosen), d.Why
+		resp.Explain.RoutedLayers, resp.Explain.Routing = store.LayerNames(chosen), d.Why
 	}
 	return resp, nil
 }

@@ -66,7 +66,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, d *route.Decisi
 		st.s.logger.Warn("search_params", "model", out.Model, "err", perr.Error())
 	}
 	params := out.Params
-	resp := &Response{Status: "ok", Query: req.Query, SearchedLayers: layerNames(layers), Results: []Result{},
+	resp := &Response{Status: "ok", Query: req.Query, SearchedLayers: store.LayerNames(layers), Results: []Result{},
 		Basis: "similarity"}
 	ex := &Explain{KeywordSlots: params.KeywordSlots, References: out.Exact.References}
 	var degraded, notes []string

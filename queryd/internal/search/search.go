@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -407,12 +406,3 @@ func (s *Searcher) record(ctx context.Context, req Request, resp *Response) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-func layerNames(ls []store.Layer) []string {
-	out := make([]string, len(ls))
-	for i, l := range ls {
-		out[i] = l.Name
-	}
-	sort.Strings(out)
-	return out
-}
