@@ -93,6 +93,9 @@ shown() { sed -E 's#://([^:/@]+):[^@]*@#://\1:***@#' <<<"$1"; }
 
 # write_hba makes TCP need a password (trust for throwaway test clusters)
 # and lets the unix socket, in a folder only the owner can enter, trust.
+# Streaming replication (pg_basebackup, a standby: scripts/replica.sh) is
+# allowed from loopback on the same terms; PostgreSQL 15's defaults
+# (wal_level=replica, max_wal_senders=10) need no change.
 write_hba() {
 	local host_auth=scram-sha-256
 	[[ ${DB_THROWAWAY:-0} == 1 ]] && host_auth=trust
@@ -101,6 +104,7 @@ write_hba() {
 local   all  all                 trust
 host    all  all  127.0.0.1/32   $host_auth
 host    all  all  ::1/128        $host_auth
+host    replication  all  127.0.0.1/32  $host_auth
 HBA
 }
 
