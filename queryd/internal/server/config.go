@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,6 +38,11 @@ type Config struct {
 	// MaxConnsPerClient (QUERYD_MAX_CONNS_PER_CLIENT) bounds the open
 	// connections of one client address; 0 lifts the bound.
 	MaxConnsPerClient int
+	// SessionKeyFile (QUERYD_SESSION_KEY_FILE) holds the keys MCP session
+	// ids are signed with (sessions.go). Every queryd behind one load
+	// balancer must read the same file. Empty: a key made at start and
+	// known only to this process.
+	SessionKeyFile string
 }
 
 // DefaultMaxConnsPerClient is QUERYD_MAX_CONNS_PER_CLIENT's default: far
@@ -91,10 +98,29 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	r.Duration("QUERYD_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout, 0, 10*time.Minute)
 	r.Duration("QUERYD_READ_TIMEOUT", &c.ReadTimeout, minTimeout, maxTimeout)
 	r.Bool("LEARNING_STORE_RAW_QUERIES", &c.RawQueries)
+	r.String("QUERYD_SESSION_KEY_FILE", &c.SessionKeyFile)
+	if c.SessionKeyFile == "" {
+		c.SessionKeyFile = defaultSessionKeyFile(getenv)
+	}
 	if err := r.Err(); err != nil {
 		return c, err
 	}
 	return c, c.Validate()
+}
+
+// defaultSessionKeyFile is var/secrets/mcp-session.key under STRATA_HOME,
+// else the working directory, next to the receipt key; "" where there is no
+// var/ folder (not a set-up installation), so that a queryd started
+// elsewhere leaves no file behind.
+func defaultSessionKeyFile(getenv func(string) string) string {
+	home := getenv("STRATA_HOME")
+	if home == "" {
+		home = "."
+	}
+	if fi, err := os.Stat(filepath.Join(home, "var")); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return filepath.Join(home, "var", "secrets", "mcp-session.key")
 }
 
 // Validate checks the configuration and reports every problem, each naming

@@ -405,29 +405,6 @@ func TestMCPSessionIDsAreChecked(t *testing.T) {
 	}
 }
 
-func TestSessionsAreBounded(t *testing.T) {
-	s := newSessions()
-	s.max = 3
-	now := time.Unix(1000, 0)
-	s.now = func() time.Time { now = now.Add(time.Second); return now }
-	a, b := s.Generate(), s.Generate()
-	s.Generate()
-	if _, err := s.Validate(a); err != nil { // a is now the most recently used
-		t.Fatal(err)
-	}
-	s.Generate() // evicts b, the least recently used
-	if _, err := s.Validate(b); err == nil {
-		t.Error("the least recently used session survived past the bound")
-	}
-	if _, err := s.Validate(a); err != nil {
-		t.Errorf("a recently used session was evicted: %v", err)
-	}
-	now = now.Add(sessionIdleTTL)
-	if _, err := s.Validate(a); err == nil {
-		t.Error("a session idle for longer than the TTL is still valid")
-	}
-}
-
 // Before: a batch got -32700 parse error, a request with an id and no
 // method got 202 over HTTP, and the prompt without its question -32603.
 func TestMalformedJSONRPCGetsTheRightError(t *testing.T) {

@@ -145,14 +145,15 @@ func rpcError(id json.RawMessage, code, status int, msg string) *rpcReply {
 
 // mcpPreflight runs before mcp-go's streamable HTTP handler: it reads the
 // body of a POST once (under the body deadline and size limit), answers the
-// messages checkMessage catches, and answers DELETE of a session this
-// server does not know with 404 (mcp-go would say 200).
+// messages checkMessage catches, and answers DELETE or GET (an event
+// stream) of a session this server does not know with 404 (mcp-go would
+// say 200).
 func (s *Server) mcpPreflight(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sid := r.Header.Get(mcpserver.HeaderKeySessionID)
 		legacy := !mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
 		switch r.Method {
-		case http.MethodDelete:
+		case http.MethodDelete, http.MethodGet:
 			if legacy && sid != "" && !s.sessions.known(sid) {
 				http.Error(w, "unknown or ended session id", http.StatusNotFound)
 				return

@@ -96,7 +96,14 @@ func newServer(cfg Config, deps Deps, extra []Tool) (*Server, error) {
 		s.metrics = NewMetrics()
 	}
 	s.limiter = newLimiter(cfg.MaxConcurrent, cfg.QueueWait)
-	s.sessions = newSessions()
+	var keys [][]byte
+	if cfg.SessionKeyFile != "" {
+		var err error
+		if keys, err = loadSessionKeys(cfg.SessionKeyFile); err != nil {
+			return nil, fmt.Errorf("QUERYD_SESSION_KEY_FILE: %w", err)
+		}
+	}
+	s.sessions = newSessions(keys)
 	s.outage = newOutage()
 	var err error
 	if s.openAPI, err = openAPIDocument(toolDefs); err != nil {
