@@ -64,12 +64,19 @@ func TestHonestStatuses(t *testing.T) {
 		"gamma-delta.md": "# Supply agreement\n\nThis agreement is made between Gamma Foods Inc and Delta Freight Ltd.\n\n" +
 			"## 1 Term\n\nIt runs for one year.\n\n## 9 Liability\n\nLiability for late delivery is capped at the freight paid.\n",
 	})
+	guides := writeFolder(t, "guides", map[string]string{
+		"clearance.md": "# Security clearance\n\nHow to ask for a clearance upgrade: the upgrade process.\n\n" +
+			"## 1. Request\n\nYour supervisor files the request.\n\n## 2. Review\n\nSecurity reviews it.\n\n## 3. Decision\n\nYou are told the outcome.\n",
+		"awards.md": "# Awards\n\nHow an award is made.\n\n## 6. Evaluation\n\nThe panel scores the bids.\n\n" +
+			"## 7. Award prep\n\nThe team prepares the award and its notice.\n",
+	})
 	opt := ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})}
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "peps", Root: peps, RoutingPatterns: []string{"PEP"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "regs", Root: regs, RoutingPatterns: []string{"regulation"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "deals", Root: deals, RoutingPatterns: []string{"agreement"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "codes", Root: codes, RoutingPatterns: []string{"currency"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "supply", Root: supply}, opt)
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "guides", Root: guides}, opt)
 	ctx := context.Background()
 	st, err := store.OpenCorpus(ctx, dbtest.QuerydURL(t, url))
 	if err != nil {
@@ -156,6 +163,19 @@ func TestHonestStatuses(t *testing.T) {
 		ok := ask(t, a, Request{Question: "What does section 9 of the Gamma–Delta supply agreement say about liability?", Layers: []string{"supply"}})
 		if ok.Status != string(Found) || len(ok.Passages) == 0 || ok.Passages[0].Citation.File != "gamma-delta.md" {
 			t.Errorf("status %s, passages %q: want gamma-delta.md's section 9", ok.Status, files(ok))
+		}
+	})
+	t.Run("SectionOfADocumentDescribed", func(t *testing.T) {
+		// No title, number or party names clearance.md; the words the
+		// question describes it with do, and it has no section 7: not the
+		// award guide's section 7.
+		r := ask(t, a, Request{Question: "What happens in section 7 of the clearance upgrade process?", Layers: []string{"guides"}})
+		if r.Status != string(NotFound) || !hasNote(r, "clearance.md has no section 7", "1–3") {
+			t.Errorf("status %s, passages %q, notes %q: want not_found, not awards.md's section 7", r.Status, files(r), r.Notes)
+		}
+		ok := ask(t, a, Request{Question: "What happens in section 7 of the award guide?", Layers: []string{"guides"}})
+		if ok.Status != string(Found) || len(ok.Passages) == 0 || ok.Passages[0].Citation.File != "awards.md" {
+			t.Errorf("status %s, passages %q: want awards.md's section 7", ok.Status, files(ok))
 		}
 	})
 	t.Run("BasisOfANamedClauseAlone", func(t *testing.T) {

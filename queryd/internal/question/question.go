@@ -25,6 +25,10 @@ type Question struct {
 	// contract's parties ("Cano Petroleum", "Boyd"), folded to lower-case
 	// letters and digits ("cano", "petroleum", "boyd"); see properNames.
 	Parties []string
+	// Described are the words of the phrase a section reference is "of"
+	// ("ts", "sci", "clearance", "upgrade", "process" of "section 7 of the
+	// TS/SCI clearance upgrade process"); see descriptor.
+	Described []string
 }
 
 // Parse parses text.
@@ -36,6 +40,7 @@ func Parse(text string) *Question {
 		Folded:     " " + structure.FoldWords(text) + " ",
 		TitleKeys:  structure.TitleKeys(text),
 		Parties:    properNames(text),
+		Described:  descriptor(text),
 	}
 }
 

@@ -35,3 +35,21 @@ func TestProperNames(t *testing.T) {
 		}
 	}
 }
+
+func TestDescriptor(t *testing.T) {
+	cases := map[string][]string{
+		"What happens in section 7 of the TS/SCI clearance upgrade process?":             {"sci", "clearance", "upgrade", "process"},
+		"What does section 8 of the Intro to GitHub training cover?":                     {"intro", "github", "training"},
+		"What does section 4 of the Requirements for Passwords page require?":            {"requirements", "passwords"},
+		"What does section 22 of the Cano Petroleum–Boyd sponsorship agreement provide?": {"cano", "petroleum", "boyd", "sponsorship"},
+		"Under Article 5 of the supply agreement, may Acme assign it?":                   {"supply"},
+		"What does section 4.1 of RFC 5321 say?":                                         nil,
+		"What does section 4.1 say about relays?":                                        nil,
+		"Section 3 of the leave policy: how many days carry over?":                       {"leave"},
+	}
+	for q, want := range cases {
+		if got := Parse(q).Described; !slices.Equal(got, want) {
+			t.Errorf("descriptor(%q) = %q, want %q", q, got, want)
+		}
+	}
+}

@@ -75,7 +75,7 @@ func hasOutline(outline []store.OutlineEntry, doc int64) bool {
 }
 
 func docLabel(d NamedDoc) string {
-	if d.By != "" && d.By != d.File && d.By != byParties {
+	if d.By != "" && d.By != d.File && d.By != byParties && d.By != byDescription {
 		return fmt.Sprintf("%s (%s)", d.By, d.File)
 	}
 	return d.File

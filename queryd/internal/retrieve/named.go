@@ -94,28 +94,44 @@ func NamedDocuments(ctx context.Context, st Corpus, q *question.Question, layers
 	if len(out) > MaxNamedDocs {
 		out = out[:MaxNamedDocs]
 	}
-	if len(out) == 0 && q.Explicit() && len(q.Parties) > 0 {
-		return namedByParties(ctx, st, q, layers)
+	if len(out) > 0 || !q.Explicit() {
+		return out, nil
 	}
-	return out, nil
+	if len(q.Parties) > 0 {
+		out, err = namedByWords(ctx, st, q.Parties, layers, byParties)
+		if err != nil || len(out) > 0 {
+			return out, err
+		}
+	}
+	if len(q.Described) > 0 {
+		return namedByWords(ctx, st, q.Described, layers, byDescription)
+	}
+	return nil, nil
 }
 
-// byParties is NamedDoc.By for a document named by its parties.
-const byParties = "the parties"
+// NamedDoc.By for a document named by its parties, and by a description in
+// the question's words.
+const (
+	byParties     = "the parties"
+	byDescription = "the description"
+)
 
-// namedByParties: a question that names a section of a document it calls by
+// namedByWords: a question that names a section of a document it calls by
 // its parties ("section 22 of the Cano Petroleum–Boyd sponsorship
-// agreement") names the documents whose start or path holds every party,
-// when at most MaxNamedDocs do: the section is looked up there.
-func namedByParties(ctx context.Context, st Corpus, q *question.Question, layers []store.Layer) ([]NamedDoc, error) {
-	docs, err := st.DocumentsHolding(ctx, layerIDs(layers), q.Parties, MaxNamedDocs+1)
+// agreement") or describes ("section 7 of the TS/SCI clearance upgrade
+// process") names the documents whose start or path holds every one of
+// those words, when at most MaxNamedDocs do: the section is looked up
+// there. The parties are tried first; the description when they single
+// out no document.
+func namedByWords(ctx context.Context, st Corpus, words []string, layers []store.Layer, by string) ([]NamedDoc, error) {
+	docs, err := st.DocumentsHolding(ctx, layerIDs(layers), words, MaxNamedDocs+1)
 	if err != nil || len(docs) > MaxNamedDocs {
 		return nil, err
 	}
 	out := make([]NamedDoc, len(docs))
 	for i, d := range docs {
 		out[i] = NamedDoc{DocumentID: d.DocumentID, LayerID: d.LayerID, Layer: d.Layer, File: d.File, Title: d.Title,
-			By: byParties}
+			By: by}
 	}
 	return out, nil
 }
