@@ -189,7 +189,7 @@ func logLocal(stderr io.Writer, cfg Config, why error) {
 // openCorpus opens the read handle for a command-line verb, checking the
 // role as queryd serve does.
 func openCorpus(ctx context.Context, cfg Config) (*store.Corpus, error) {
-	c, err := store.OpenCorpus(ctx, cfg.ReadDatabaseURL, store.WithCheck(roleCheck(cfg.AllowOwner, nil)))
+	c, err := store.OpenCorpus(ctx, cfg.ReadDatabaseURL, cfg.corpusOptions(store.WithCheck(roleCheck(cfg.AllowOwner, nil)), nil)...)
 	if aerr := authError(err, cfg); aerr != nil {
 		return nil, aerr
 	}

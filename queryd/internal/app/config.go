@@ -27,6 +27,13 @@ const (
 	RewriteNone        = "none"              // questions are searched as written
 )
 
+// QUERYD_READ_FALLBACK's values: what reads do while the read replica
+// cannot be reached.
+const (
+	ReadFallbackNone    = "none"    // fail, 503, naming the replica
+	ReadFallbackPrimary = "primary" // read from QUERYD_DATABASE_URL meanwhile
+)
+
 // RerankLocal is RERANKING_MODEL's default: the offline reranker (package
 // lrank), a logistic regression run in process. It is not a cross-encoder;
 // docs/providers.md says how to point RERANKING_* at one.
@@ -57,6 +64,11 @@ type Config struct {
 	// ReadDatabaseURL is QUERYD_READ_DATABASE_URL (a read replica), else
 	// DatabaseURL: the retrieval reads go there.
 	ReadDatabaseURL string
+	// ReadFallback is QUERYD_READ_FALLBACK: ReadFallbackNone (the default:
+	// while the replica at ReadDatabaseURL is unreachable, searches answer
+	// 503 saying so) or ReadFallbackPrimary (they read from DatabaseURL
+	// until the replica answers again).
+	ReadFallback string
 	// AllowOwner is QUERYD_ALLOW_OWNER: without it queryd refuses to start
 	// as a role that can change documents (a superuser, the schema's owner,
 	// or one granted writes on the document tables).
@@ -128,6 +140,7 @@ type RewriteConfig struct {
 // database URL, which has no default.
 func DefaultConfig() Config {
 	return Config{
+		ReadFallback:      ReadFallbackNone,
 		LogLevel:          slog.LevelInfo,
 		Server:            server.DefaultConfig(),
 		Embed:             embed.DefaultConfig(),
@@ -156,6 +169,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	c.DatabaseURL = u
 	c.DatabaseURLFrom = databaseURLFrom(getenv)
 	c.ReadDatabaseURL = config.QuerydReadDatabaseURL(getenv, c.DatabaseURL)
+	r.OneOf("QUERYD_READ_FALLBACK", &c.ReadFallback, ReadFallbackNone, ReadFallbackPrimary)
 	r.Bool("QUERYD_ALLOW_OWNER", &c.AllowOwner)
 	r.String("QUERYD_RECEIPT_KEY_FILE", &c.ReceiptKeyFile)
 	c.receiptKeyDefault = receiptKeyPath(getenv)
@@ -388,6 +402,28 @@ func (c Config) rewriteConfig() rewrite.Config {
 		rc.APIKey = rw.AnthropicAPIKey
 	}
 	return rc
+}
+
+// corpusOptions are the read handle's options: the role check, and when
+// QUERYD_READ_DATABASE_URL names another database than QUERYD_DATABASE_URL,
+// that it is a replica, with QUERYD_READ_FALLBACK. log (nil: none) says
+// when reads move to the primary and back.
+func (c Config) corpusOptions(check store.Option, log *slog.Logger) []store.Option {
+	opts := []store.Option{check}
+	if c.ReadDatabaseURL == c.DatabaseURL {
+		return opts
+	}
+	note := func(err error) {
+		switch {
+		case log == nil:
+		case err != nil:
+			log.Warn("read replica unreachable; reads go to the primary (QUERYD_READ_FALLBACK=primary) until it answers",
+				slog.String("error", err.Error()))
+		default:
+			log.Info("read replica answers again; reads go to it")
+		}
+	}
+	return append(opts, store.WithReadReplica(c.DatabaseURL, c.ReadFallback == ReadFallbackPrimary, note))
 }
 
 // receiptKeyPath is the receipt key's default path: var/secrets under

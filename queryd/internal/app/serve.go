@@ -53,7 +53,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	// that needs it. Ping them now, so that a role that could write shows
 	// at start.
 	check := store.WithCheck(roleCheck(cfg.AllowOwner, log))
-	corpus, err := store.NewCorpus(cfg.ReadDatabaseURL, check)
+	corpus, err := store.NewCorpus(cfg.ReadDatabaseURL, cfg.corpusOptions(check, log)...)
 	if err != nil {
 		return fmt.Errorf("configuration: QUERYD_READ_DATABASE_URL or QUERYD_DATABASE_URL: %w", err)
 	}
