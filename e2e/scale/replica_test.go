@@ -28,7 +28,7 @@ type replicaEnv struct {
 
 func newReplicaEnv(t *testing.T) *replicaEnv {
 	t.Helper()
-	e := &replicaEnv{bin: binaries(t), owner: dbtest.NewDatabase(t), embed: fakeEmbedder(t, "127.0.0.1:0")}
+	e := &replicaEnv{bin: binaries(t), owner: dbtest.NewDatabase(t), embed: fakeEmbedder(t, "127.0.0.1:0", 0)}
 	e.ingest(t, "fixtures/handbook", "handbook")
 	e.standby = replicatest.Start(t)
 	e.querydPrimary = dbtest.QuerydURL(t, e.owner)

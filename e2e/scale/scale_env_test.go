@@ -75,8 +75,8 @@ func binaries(t *testing.T) string {
 // vectors are made from each text's hash: the same text always gets the
 // same vector, so two ingests of one folder store identical vectors. It
 // listens on addr ("127.0.0.1:0", or an address processes in a network
-// namespace can reach).
-func fakeEmbedder(t *testing.T, addr string) string {
+// namespace can reach) and takes delay per request.
+func fakeEmbedder(t *testing.T, addr string, delay time.Duration) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -88,6 +88,11 @@ func fakeEmbedder(t *testing.T, addr string) string {
 		}
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
 			return
 		}
 		type item struct {
