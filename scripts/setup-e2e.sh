@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# setup-e2e.sh installs the real MCP clients that the end-to-end tests in
-# e2e/mcp drive: the official TypeScript SDK and the MCP Inspector's CLI, from
-# npm, at pinned versions, into the git-ignored var/e2e. It is idempotent: a
-# second run checks the installed versions and exits in well under a second.
+# setup-e2e.sh installs the real clients that the end-to-end tests drive:
+# the official MCP TypeScript SDK and the MCP Inspector's CLI (e2e/mcp), and
+# playwright-core, which drives Debian's Chromium in the explorer's browser
+# tests (e2e/ui; the browser itself comes from scripts/setup-browser.sh,
+# never from Playwright's download). All from npm, at pinned versions, into
+# the git-ignored var/e2e. It is idempotent: a second run checks the
+# installed versions and exits in well under a second.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -11,6 +14,7 @@ log() { printf '==> %s\n' "$*"; }
 
 SDK_VERSION=1.32.2
 INSPECTOR_CLI_VERSION=1.0.3
+PLAYWRIGHT_CORE_VERSION=1.64.1
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 	echo "setup-e2e: node and npm are required (scripts/setup.sh installs them)" >&2
@@ -47,5 +51,14 @@ else
 	npm_install "@modelcontextprotocol/inspector-cli@$INSPECTOR_CLI_VERSION"
 fi
 
+if installed playwright-core "$PLAYWRIGHT_CORE_VERSION"; then
+	log "playwright-core $PLAYWRIGHT_CORE_VERSION present"
+else
+	# playwright-core has no install script and downloads no browser.
+	log "installing playwright-core@$PLAYWRIGHT_CORE_VERSION into var/e2e"
+	npm_install "playwright-core@$PLAYWRIGHT_CORE_VERSION"
+fi
+
 installed @modelcontextprotocol/sdk "$SDK_VERSION" || { echo "setup-e2e: SDK $SDK_VERSION not installed" >&2; exit 1; }
 installed @modelcontextprotocol/inspector-cli "$INSPECTOR_CLI_VERSION" || { echo "setup-e2e: Inspector CLI $INSPECTOR_CLI_VERSION not installed" >&2; exit 1; }
+installed playwright-core "$PLAYWRIGHT_CORE_VERSION" || { echo "setup-e2e: playwright-core $PLAYWRIGHT_CORE_VERSION not installed" >&2; exit 1; }

@@ -82,7 +82,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	verifier := verify.New(verify.Options{Spans: corpus, Receipts: ledger, Budget: cfg.AnswerTokenBudget,
 		RawQueries: cfg.Server.RawQueries, Logger: log})
 	deps := server.Deps{Searcher: searchpkg.NewWithOptions(corpus, opts), Asker: asker, Verifier: verifier,
-		DB: db, Model: q, Logger: log, Metrics: metrics}
+		Explorer: corpus, DB: db, Model: q, Logger: log, Metrics: metrics}
 	if cfg.LearningEnabled {
 		deps.Learner = learning.New(learning.Options{Ledger: ledger, Layers: corpus, Learned: ledger,
 			RawQueries: cfg.Server.RawQueries, Logger: log})

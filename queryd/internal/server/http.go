@@ -22,6 +22,7 @@ import (
 
 	"github.com/stratakb/stratakb/queryd/internal/caller"
 	"github.com/stratakb/stratakb/queryd/internal/qerr"
+	"github.com/stratakb/stratakb/queryd/internal/ui"
 )
 
 // retryAfterSeconds is the Retry-After of a 503, unless the error says
@@ -112,6 +113,9 @@ func (s *Server) routes(mcpHandler http.Handler) http.Handler {
 			mux.Handle("GET /v1/receipts/{id}", s.authenticate(s.receiptByPath(t)))
 		}
 	}
+	s.exploreRoutes(mux)
+	mux.Handle("/ui/", ui.Handler())
+	mux.Handle("GET /{$}", http.RedirectHandler("/ui/", http.StatusFound))
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /openapi.json", func(w http.ResponseWriter, _ *http.Request) {

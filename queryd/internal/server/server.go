@@ -50,10 +50,12 @@ type Deps struct {
 	Verifier Verifier
 	// Learner serves the learning tools; nil leaves them out.
 	Learner Learner
-	DB      Pinger      // for /healthz
-	Model   ModelHealth // for /healthz; optional
-	Logger  *slog.Logger
-	Metrics *Metrics // optional; a fresh set when nil
+	// Explorer serves the explorer's read-only routes; nil leaves them out.
+	Explorer Explorer
+	DB       Pinger      // for /healthz
+	Model    ModelHealth // for /healthz; optional
+	Logger   *slog.Logger
+	Metrics  *Metrics // optional; a fresh set when nil
 }
 
 // Server serves the registered tools over every transport.
