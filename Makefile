@@ -7,7 +7,7 @@ LAYER ?= $(notdir $(patsubst %/,%,$(DOCS)))
 QUERY ?= How many unused leave days can be carried over?
 GO ?= go
 
-.PHONY: help setup build run test bench eval eval-answers eval-learning train-reranker train-sentences lint fuzz db-start db-stop clean
+.PHONY: help setup build run test bench eval eval-answers eval-learning train-reranker train-sentences lint fuzz db-start db-stop replica replica-stop clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -75,6 +75,12 @@ db-start: ## start the local PostgreSQL cluster (var/pg) and write var/db.env
 
 db-stop: ## stop the local PostgreSQL cluster
 	@bash scripts/db.sh stop
+
+replica: ## start a hot standby of the local cluster (var/pg-replica) and write its QUERYD_READ_DATABASE_URL to var/replica.env (docs/scale.md)
+	@bash scripts/replica.sh start
+
+replica-stop: ## stop the hot standby
+	@bash scripts/replica.sh stop
 
 clean: ## remove built binaries
 	rm -rf bin
