@@ -36,7 +36,7 @@ type Hit struct {
 	// RPC is the JSON-RPC method of a POST body ("initialize",
 	// "tools/call"), empty for a response or a body that is not JSON-RPC.
 	RPC    string
-	Status int
+	Status int // 0 until the backend answers
 }
 
 // Proxy forwards to its backends in turn.
@@ -107,31 +107,48 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 	}
-	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	p.backends[i].ServeHTTP(sw, r)
-	h.Status = sw.status
 	p.mu.Lock()
+	n := len(p.hits)
 	p.hits = append(p.hits, h)
 	p.mu.Unlock()
+	sw := &statusWriter{ResponseWriter: w, set: func(code int) {
+		p.mu.Lock()
+		p.hits[n].Status = code
+		p.mu.Unlock()
+	}}
+	p.backends[i].ServeHTTP(sw, r)
 }
 
-// Hits returns the requests passed on so far (those that finished).
+// Hits returns the requests passed on so far, in the order they came; one
+// whose backend has not begun to answer has Status 0.
 func (p *Proxy) Hits() []Hit {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]Hit(nil), p.hits...)
 }
 
-// statusWriter keeps the status a backend answered with. Unwrap lets the
-// reverse proxy flush through it.
+// statusWriter reports the status a backend answers with as soon as it
+// is written (an event stream's is, long before the stream ends). Unwrap
+// lets the reverse proxy flush through it.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	set     func(int)
+	written bool
 }
 
 func (s *statusWriter) WriteHeader(code int) {
-	s.status = code
+	if !s.written {
+		s.written = true
+		s.set(code)
+	}
 	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusWriter) Write(b []byte) (int, error) {
+	if !s.written {
+		s.WriteHeader(http.StatusOK)
+	}
+	return s.ResponseWriter.Write(b)
 }
 
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }

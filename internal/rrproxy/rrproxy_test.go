@@ -69,6 +69,9 @@ func TestStreamsPassAtOnce(t *testing.T) {
 		if l != "data: first\n" {
 			t.Errorf("first line %q", l)
 		}
+		if h := p.Hits(); len(h) != 1 || h[0].Status != http.StatusOK {
+			t.Errorf("the open stream's hit: %+v, want status 200 while it is open", h)
+		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the event did not come through while the stream stayed open")
 	}
