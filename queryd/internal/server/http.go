@@ -67,8 +67,10 @@ func (s *Server) newHTTPServer() *httpServer {
 		mcpserver.WithEndpointPath("/mcp"),
 		mcpserver.WithStreamableHTTPServer(h.srv),
 		mcpserver.WithStreamableHTTPLogger(s.log),
-		// Session ids are checked: an id this server did not issue, or one
-		// ended by DELETE, gets 404, and the client starts a new session.
+		// Session ids are signed (sessions.go), so every queryd sharing
+		// QUERYD_SESSION_KEY_FILE accepts them: an id none issued, one
+		// expired, or one ended here by DELETE gets 404, and the client
+		// starts a new session.
 		mcpserver.WithSessionIdManager(s.sessions),
 		mcpserver.WithSessionIdleTTL(sessionIdleTTL),
 		mcpserver.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
