@@ -1,13 +1,18 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stratakb/stratakb/queryd/internal/caller"
 )
 
 func key(b byte) []byte { return []byte(strings.Repeat(string(rune('a'+b)), sessionKeyBytes)) }
@@ -198,4 +203,46 @@ func deleteSession(t *testing.T, url, sid string) int {
 	}
 	resp.Body.Close()
 	return resp.StatusCode
+}
+
+// What the client declared at initialize stays in the process that served
+// it: a tool on another process sees a session without sampling, which is
+// why QUERY_REWRITE_PROVIDER=mcp_sampling needs a balancer that routes by
+// Mcp-Session-Id (docs/scale.md).
+func TestSamplingStaysWithTheInitializingServer(t *testing.T) {
+	keyFile := filepath.Join(t.TempDir(), "mcp-session.key")
+	probe := Tool{
+		Name: "test_has_sampler", Description: "Says whether the session offers sampling.",
+		Schema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+		Call: func(ctx context.Context, _ json.RawMessage) (Outcome, error) {
+			return Outcome{Value: map[string]bool{"sampler": caller.SamplerFrom(ctx) != nil}}, nil
+		},
+	}
+	var urls []string
+	for range 2 {
+		cfg := DefaultConfig()
+		cfg.SessionKeyFile = keyFile
+		var err error
+		if cfg.Tokens, err = ParseTokens("test", "reader:"+readerToken); err != nil {
+			t.Fatal(err)
+		}
+		s, err := newServer(cfg, Deps{Searcher: &fakeSearcher{}}, []Tool{probe})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := httptest.NewServer(s.Handler())
+		t.Cleanup(hs.Close)
+		urls = append(urls, hs.URL)
+	}
+	status, sid, body := mcpPost(t, urls[0], "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{}},"clientInfo":{"name":"t","version":"1"}}}`)
+	if status != 200 || sid == "" {
+		t.Fatalf("initialize: status %d: %s", status, body)
+	}
+	mcpPost(t, urls[0], sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_has_sampler","arguments":{}}}`
+	for i, want := range []string{`\"sampler\":true`, `\"sampler\":false`} {
+		if status, _, body := mcpPost(t, urls[i], sid, call); status != 200 || !strings.Contains(body, want) {
+			t.Errorf("server %d: status %d, %s; want %s", i, status, body, want)
+		}
+	}
 }
