@@ -34,16 +34,20 @@ const (
 // layerNameRe is the database's check on a layer's name.
 var layerNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
+// explorePaths are the explorer's read-only routes, all GET, as
+// openapi_base.json describes them.
+var explorePaths = []string{"/v1/layers", "/v1/layers/{name}/files", "/v1/layers/{name}/documents", "/v1/documents/{id}"}
+
 // exploreRoutes registers the explorer's read-only routes on mux, behind
 // authenticate like every API route.
 func (s *Server) exploreRoutes(mux *http.ServeMux) {
 	if s.deps.Explorer == nil {
 		return
 	}
-	mux.Handle("GET /v1/layers", s.authenticate(s.explore(s.layersList)))
-	mux.Handle("GET /v1/layers/{name}/files", s.authenticate(s.explore(s.layerFiles)))
-	mux.Handle("GET /v1/layers/{name}/documents", s.authenticate(s.explore(s.layerDocuments)))
-	mux.Handle("GET /v1/documents/{id}", s.authenticate(s.explore(s.document)))
+	reads := []func(context.Context, *http.Request) (any, error){s.layersList, s.layerFiles, s.layerDocuments, s.document}
+	for i, path := range explorePaths {
+		mux.Handle("GET "+path, s.authenticate(s.explore(reads[i])))
+	}
 }
 
 // explore runs one read under QUERYD_REQUEST_TIMEOUT and answers its value

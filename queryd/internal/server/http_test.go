@@ -345,6 +345,9 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	// leaves out because its dependency is not configured; every tool it
 	// serves is among them.
 	want := map[string]string{"/healthz": "get", "/metrics": "get", "/openapi.json": "get", "/mcp": "post"}
+	for _, p := range explorePaths {
+		want[p] = "get"
+	}
 	for _, d := range toolDefs {
 		if d.tool.HTTPPath != "" {
 			want[d.tool.HTTPPath] = "post"
