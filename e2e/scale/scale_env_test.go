@@ -54,15 +54,11 @@ func binaries(t *testing.T) string {
 		if binErr != nil {
 			return
 		}
-		// The folder is entered by the processes the tests run in network
-		// namespaces, as root; nothing else needs it.
-		for _, pkg := range []string{"ingestd", "queryd"} {
-			cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, pkg), "./"+pkg)
-			cmd.Dir = root
-			if out, err := cmd.CombinedOutput(); err != nil {
-				binErr = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
-				return
-			}
+		// One go build for both: they compile and link in parallel.
+		cmd := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "./ingestd", "./queryd")
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build ./ingestd ./queryd: %v\n%s", err, out)
 		}
 	})
 	if binErr != nil {
