@@ -6,6 +6,7 @@
 //                                bearer token (GET without a body, POST with
 //                                one); a 401 asks for a token and retries; an
 //                                error answer is shown and thrown.
+//   fill(node, ...children)      replaces node's children, as el treats them.
 //   citeLink(target, label)      a link to the Document page at a span:
 //                                target is a ref ("d12:100-180~9f86d081") or
 //                                {document_id, lines: "30-31"}.
@@ -42,6 +43,12 @@
     }
     append(node, children);
     return node;
+  }
+
+  // fill replaces node's children with children, as el treats them.
+  function fill(node, ...children) {
+    node.replaceChildren();
+    return append(node, children);
   }
 
   function append(node, children) {
@@ -171,5 +178,5 @@
         el('tbody', null, rows.map((r) => el('tr', null, r.map((c) => el('td', null, c)))))));
   }
 
-  window.strata = { el, append, api, ApiError, showError, clearError, citeLink, docHref, table, askToken };
+  window.strata = { el, append, fill, api, ApiError, showError, clearError, citeLink, docHref, table, askToken };
 })();
