@@ -70,12 +70,16 @@ func TestHonestStatuses(t *testing.T) {
 		"awards.md": "# Awards\n\nHow an award is made.\n\n## 6. Evaluation\n\nThe panel scores the bids.\n\n" +
 			"## 7. Award prep\n\nThe team prepares the award and its notice.\n",
 	})
+	countries := writeFolder(t, "countries", map[string]string{
+		"countries.csv": "Country,Capital,Dial\nNorway,Oslo,47\nAntarctica,,672\nBouvet Island,,47\n",
+	})
 	opt := ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})}
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "peps", Root: peps, RoutingPatterns: []string{"PEP"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "regs", Root: regs, RoutingPatterns: []string{"regulation"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "deals", Root: deals, RoutingPatterns: []string{"agreement"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "codes", Root: codes, RoutingPatterns: []string{"currency"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "supply", Root: supply}, opt)
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "countries", Root: countries}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "guides", Root: guides}, opt)
 	ctx := context.Background()
 	st, err := store.OpenCorpus(ctx, dbtest.QuerydURL(t, url))
@@ -176,6 +180,17 @@ func TestHonestStatuses(t *testing.T) {
 		ok := ask(t, a, Request{Question: "What happens in section 7 of the award guide?", Layers: []string{"guides"}})
 		if ok.Status != string(Found) || len(ok.Passages) == 0 || ok.Passages[0].Citation.File != "awards.md" {
 			t.Errorf("status %s, passages %q: want awards.md's section 7", ok.Status, files(ok))
+		}
+	})
+	t.Run("ATableRowWithoutTheColumnAsked", func(t *testing.T) {
+		// Antarctica's row is there, its Capital is empty: not answered.
+		r := ask(t, a, Request{Question: "What is the capital of Antarctica?", Layers: []string{"countries"}})
+		if r.Status != string(NotFound) || !hasNote(r, `"antarctica"`, `"Capital"`, "countries.csv line 3") {
+			t.Errorf("status %s, notes %q: want not_found, the row without a Capital named", r.Status, r.Notes)
+		}
+		ok := ask(t, a, Request{Question: "What is the capital of Norway?", Layers: []string{"countries"}})
+		if ok.Status == string(NotFound) || hasNote(ok, "do not give it") {
+			t.Errorf("a row with the value: status %s, notes %q", ok.Status, ok.Notes)
 		}
 	})
 	t.Run("BasisOfANamedClauseAlone", func(t *testing.T) {

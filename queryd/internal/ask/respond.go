@@ -68,6 +68,7 @@ func (a *Asker) respond(ctx context.Context, req Request, q *asked, variants []s
 		w.statusFromScores,
 		w.extractSentences,
 		w.checkNames,
+		w.checkFields,
 		w.finish,
 		w.record,
 	} {
@@ -302,6 +303,35 @@ func (w *answer) checkNames(ctx context.Context) error {
 	if note := absentNote(w.p.first.Absent, w.sources()); note != "" {
 		w.status = NotFound
 		w.notes = append(w.notes, note)
+	}
+	return nil
+}
+
+// checkFields applies the table rule (fields.go): a question asking for a
+// column of the rows it names, when the returned rows that hold what it
+// names have no value in that column, is not answered by them.
+func (w *answer) checkFields(context.Context) error {
+	if w.report.Returned() {
+		return nil
+	}
+	columns := map[string][]string{}
+	spelled := map[string]string{}
+	var rows []tableRow
+	for _, i := range w.keep {
+		c := w.cands[i]
+		cs := headerColumns(w.docs[c.DocumentID].TableHeader, spelled)
+		if cs == nil {
+			continue
+		}
+		columns[c.File] = cs
+		rows = append(rows, parseRows(c.File, c.LineStart, c.Text)...)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	if gaps, _ := missingField(w.q.Folded, rows, columns); len(gaps) > 0 {
+		w.status = NotFound
+		w.notes = append(w.notes, fieldNote(gaps, spelled))
 	}
 	return nil
 }

@@ -438,10 +438,11 @@ func askOne(t *testing.T, a *ask.Asker, dn distinctiveNames, q answers.Question,
 		r.namesNote = r.namesNote || strings.HasPrefix(n, "The question asks about ")
 	}
 	r.notes = resp.Notes
-	// A document named by number that the layers lack (ask's absentNote)
-	// decides the status as a missing section does.
+	// A document named by number that the layers lack (ask's absentNote),
+	// and a table's rows without the column asked for (ask's fieldNote),
+	// decide the status as a missing section does.
 	r.missingSection = sectionMissingIn(resp.Notes) || slices.ContainsFunc(resp.Notes, func(n string) bool {
-		return strings.Contains(n, "which is not among the documents searched")
+		return strings.Contains(n, "which is not among the documents searched") || strings.Contains(n, ": the tables do not give it.")
 	})
 	r.names = dn(q.Question, resp.SearchedLayers)
 	bestID := ""

@@ -25,6 +25,9 @@ type DocInfo struct {
 	// TextKept is false for a document stored before document text was
 	// kept: its refs cannot be read back.
 	TextKept bool `db:"text_kept"`
+	// TableHeader is a table's first stored line, its column names joined
+	// by " | " (parsers/table.go); "" for other documents.
+	TableHeader string `db:"table_header"`
 }
 
 // Documents returns what citations need about the documents ids, by id.
@@ -34,7 +37,8 @@ func (c *Corpus) Documents(ctx context.Context, ids []int64) (map[int64]DocInfo,
 			COALESCE((SELECT o.path FROM strata.documents o
 				WHERE o.layer_id = d.layer_id AND o.status = 'ok' AND o.supersedes @> ARRAY[d.path]
 				ORDER BY o.doc_date DESC NULLS LAST, o.path LIMIT 1), '') AS replaced_by,
-			l.archived_globs, d.body IS NOT NULL AS text_kept
+			l.archived_globs, d.body IS NOT NULL AS text_kept,
+			CASE WHEN d.format = 'table' THEN split_part(left(coalesce(d.body, ''), 65536), E'\n', 1) ELSE '' END AS table_header
 		FROM strata.documents d
 		JOIN strata.layers l ON l.id = d.layer_id
 		WHERE d.id = ANY($1)`, ids)
