@@ -35,7 +35,8 @@ import (
 // ended with DELETE is refused by the process that ended it (ended, below)
 // but still accepted by the others until it expires: the session carries no
 // state and no rights (the bearer token does), so all that id can still do
-// elsewhere is what a new session could. docs/scale-queryd.md says more.
+// elsewhere is what a new session could. docs/scale.md ("Several queryd
+// processes") says more.
 const (
 	// sessionLifetime is how long an id is accepted after it was issued; a
 	// client then gets 404 and starts a new session, as the MCP transport
