@@ -7,19 +7,21 @@ import (
 )
 
 // TestExplorerOpens: / redirects to the Layers page, which asks for a token
-// (the server has tokens), keeps it in this tab's sessionStorage only, and
-// loads, under the strict CSP, with nothing reported by the browser.
+// (the server has tokens), asks again after a wrong one, keeps the right
+// one in this tab's sessionStorage only, and loads, under the strict CSP,
+// with nothing reported by the browser.
 func TestExplorerOpens(t *testing.T) {
 	e := setup(t)
 	var got struct {
 		seen
-		Status int
-		URL    string
-		Asked  bool
-		Nav    []string
-		Stored bool
-		Local  int
-		H1     string
+		Status     int
+		URL        string
+		Asked      bool
+		AskedAgain string
+		Nav        []string
+		Stored     bool
+		Local      int
+		H1         string
 	}
 	e.browse(t, "base", "/", &got)
 	got.check(t)
@@ -28,6 +30,9 @@ func TestExplorerOpens(t *testing.T) {
 	}
 	if !got.Asked {
 		t.Errorf("the page did not ask for a token")
+	}
+	if !strings.Contains(got.AskedAgain, "refused") {
+		t.Errorf("after a wrong token the prompt says %q", got.AskedAgain)
 	}
 	if !got.Stored || got.Local != 0 {
 		t.Errorf("token in sessionStorage: %v; localStorage entries: %d (want the token in this tab only)", got.Stored, got.Local)

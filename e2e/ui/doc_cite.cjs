@@ -37,9 +37,12 @@ main(() => run(async (page) => {
   await page.evaluate((l) => { location.hash = '#L' + l; }, hit.lines);
   await page.waitForFunction((l) => document.getElementById('doc-span').textContent.includes(l.replace('-', '–')), hit.lines);
   const byLines = await page.evaluate(() => [...document.querySelectorAll('#doc-text li.hl')].map((li) => Number(li.dataset.line)));
+  await page.setViewportSize({ width: 320, height: 800 });
+  const narrow = await page.evaluate(() => document.documentElement.scrollWidth);
+  await page.setViewportSize({ width: 1280, height: 900 });
   const docHeaders = await page.evaluate(async () => {
     const r = await fetch(location.pathname);
     return { 'content-security-policy': r.headers.get('content-security-policy') || '' };
   });
-  return { headers: docHeaders, hit, ...found, byLines };
+  return { headers: docHeaders, hit, ...found, byLines, narrow };
 }));

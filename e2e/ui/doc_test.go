@@ -11,7 +11,7 @@ import (
 // TestCitationOpensSpan: a search result's citation link (citeLink of its
 // ref) opens the Document page with exactly the result's lines
 // highlighted, scrolled into view and focused; #L with the citation's
-// lines highlights the same lines.
+// lines highlights the same lines; the page fits 320 px.
 func TestCitationOpensSpan(t *testing.T) {
 	e := setup(t)
 	var got struct {
@@ -24,6 +24,7 @@ func TestCitationOpensSpan(t *testing.T) {
 		URL                  string
 		Sections             []string
 		Visible, Focused     bool
+		Narrow               int
 	}
 	e.browse(t, "doc_cite", "/ui/", &got, "SEARCH_QUERY=daily allowance for meals abroad")
 	got.check(t)
@@ -50,6 +51,9 @@ func TestCitationOpensSpan(t *testing.T) {
 	docID := strings.TrimPrefix(strings.SplitN(got.Hit.Ref, ":", 2)[0], "d")
 	if _, err := strconv.Atoi(docID); err != nil || !strings.HasPrefix(got.URL, "/ui/doc/"+docID+"#r") {
 		t.Errorf("the link %s went to %s", got.Hit.Href, got.URL)
+	}
+	if got.Narrow > 320 {
+		t.Errorf("at 320 px the Document page is %d px wide", got.Narrow)
 	}
 	if got.Title != "Travel policy" || !slices.Contains(got.Sections, "3 Per diem") {
 		t.Errorf("title %q, sections %q", got.Title, got.Sections)
