@@ -396,6 +396,9 @@ func (w *answer) detail() {
 	resp, p := w.resp, w.p
 	resp.Status, resp.AnswerStatus = "ok", string(w.status)
 	resp.Confidence, resp.Basis = w.confidence, p.basis
+	if p.basis != basisNone {
+		resp.Marks = &Marks{High: round(p.high), Medium: round(p.med)}
+	}
 	if w.confidence == "low" && resp.Warning == "" {
 		// Low confidence carries a warning (the spec's Confidence table),
 		// with passages or without.

@@ -69,6 +69,12 @@ type SourceScore struct {
 	RelevanceScore float64 `json:"relevance_score"`
 }
 
+// Marks are the status marks a detailed response judged its passages on.
+type Marks struct {
+	High   float64 `json:"high"`
+	Medium float64 `json:"medium"`
+}
+
 // Response is strata_ask's answer. A concise one has the answer's status in
 // Status; a detailed one has status "ok", the answer's status in
 // AnswerStatus and everything below Detailed.
@@ -91,6 +97,7 @@ type Response struct {
 	// Detailed only.
 	Confidence      string           `json:"confidence,omitempty"`
 	Basis           string           `json:"basis,omitempty"`
+	Marks           *Marks           `json:"marks,omitempty"` // on Basis's scale; absent with basis none
 	QueryVariants   []string         `json:"query_variants,omitempty"`
 	SearchedLayers  []string         `json:"searched_layers,omitempty"`
 	RoutingFallback *RoutingFallback `json:"routing_fallback,omitempty"`
