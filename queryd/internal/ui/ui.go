@@ -45,6 +45,7 @@ var Pages = []Page{
 	{Pattern: "GET /ui/doc/{id}", Template: "doc.html", Nav: ""},
 	{Pattern: "GET /ui/ask", Template: "ask.html", Nav: "Ask"},
 	{Pattern: "GET /ui/learning", Template: "learning.html", Nav: "Learning"},
+	{Pattern: "GET /ui/receipts/{id}", Template: "receipt.html", Nav: ""},
 }
 
 // navLinks are the entries of every page's navigation bar, in order.
