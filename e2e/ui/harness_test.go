@@ -27,6 +27,7 @@ import (
 const (
 	layer       = "explorer"
 	readerToken = "e2e-ui-reader-token-51c2be07aa"
+	adminToken  = "e2e-ui-admin-token-9d04f1c3b7"
 	// chromium is Debian's package (scripts/setup-browser.sh).
 	chromium = "/usr/bin/chromium"
 	// scenarioTimeout bounds one browser scenario, start to screenshot.
@@ -63,7 +64,7 @@ func setup(t *testing.T) *env {
 		"playwright-core (run scripts/setup-e2e.sh)")
 	testenv.Require(t, chromium, "Debian's Chromium (run scripts/setup-browser.sh)")
 	dbtest.URL(t) // skips, or fails under CI, when there is no database
-	setupOnce.Do(func() { shared, setupErr = start(root, node, e2eDir) })
+	setupOnce.Do(func() { setupErr = start(root, node, e2eDir) })
 	if setupErr != "" {
 		t.Fatal(setupErr)
 	}
@@ -82,31 +83,33 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func start(root, node, e2eDir string) (*env, string) {
+// start sets shared before anything that needs cleaning up, so that
+// TestMain stops and drops what it made even when a step fails.
+func start(root, node, e2eDir string) string {
 	bin, err := os.MkdirTemp("", "stratakb-e2e-ui-bin")
 	if err != nil {
-		return nil, err.Error()
+		return err.Error()
 	}
 	e := &env{root: root, node: node, e2eDir: e2eDir, bin: bin, shots: filepath.Join(root, "var", "e2e", "screenshots")}
-	shared = e // so that TestMain cleans up whatever start made
+	shared = e
 	if err := os.MkdirAll(e.shots, 0o755); err != nil {
-		return nil, err.Error()
+		return err.Error()
 	}
 	for _, pkg := range []string{"ingestd", "queryd"} {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(bin, pkg), "./"+pkg)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Sprintf("go build %s: %v\n%s", pkg, err, out)
+			return fmt.Sprintf("go build %s: %v\n%s", pkg, err, out)
 		}
 	}
 	querydURL, err := e.ingest(filepath.Join("e2e", "ui", "testdata", "explorer"))
 	if err != nil {
-		return nil, err.Error()
+		return err.Error()
 	}
 	if err := e.serve(querydURL); err != nil {
-		return nil, err.Error()
+		return err.Error()
 	}
-	return e, ""
+	return ""
 }
 
 // ingest creates a database, runs `ingestd add` on dir into it as the
@@ -155,7 +158,7 @@ func (e *env) serve(querydURL string) error {
 	cmd := exec.Command(filepath.Join(e.bin, "queryd"), "serve")
 	cmd.Dir = e.root
 	cmd.Env = append(withoutDatabaseURLs(os.Environ()), "QUERYD_DATABASE_URL="+querydURL,
-		"QUERYD_ADDR="+addr, "QUERYD_TOKENS=reader:"+readerToken)
+		"QUERYD_ADDR="+addr, "QUERYD_TOKENS=reader:"+readerToken+",admin:"+adminToken)
 	for key, def := range map[string]string{"STRATA_MODEL_DIR": filepath.Join(embed.ModelsDir, embed.DefaultLocalModel), "ONNXRUNTIME_LIB": embed.DefaultLibraryPath} {
 		if os.Getenv(key) == "" {
 			cmd.Env = append(cmd.Env, key+"="+filepath.Join(e.root, def))
