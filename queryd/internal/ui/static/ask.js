@@ -289,7 +289,8 @@
       for (const [name, at] of r.marks) {
         const mx = LABEL + Math.round(BAR * Math.max(0, Math.min(1, at)));
         g.append(svg('line', { x1: mx, x2: mx, y1: y + 1, y2: y + 19, class: 'mark mark-' + name, 'data-mark': name, 'data-at': at }));
-        g.append(svg('text', { x: mx + 2, y: y + 30, class: 'mark-label' }, name + ' ' + at));
+        const right = at > 0.6; // a label near the right end ends at its line
+        g.append(svg('text', { x: right ? mx - 2 : mx + 2, y: y + 30, class: 'mark-label', 'text-anchor': right ? 'end' : 'start' }, name + ' ' + at));
       }
       g.append(svg('text', { x: LABEL, y: y + 30, class: 'value' }, r.marks.length ? '' : r.text));
       root.append(g);
