@@ -87,6 +87,9 @@ type Documents interface {
 	// NameShares returns, for each name, the share of the layers'
 	// passages that may hold it.
 	NameShares(ctx context.Context, names []string, layerIDs []int64) ([]float64, error)
+	// NamesTogether reports whether some document of the layers holds
+	// every one of the words.
+	NamesTogether(ctx context.Context, layerIDs []int64, words []string) (bool, error)
 }
 
 // Options configure an Asker. Engine and Docs are required.

@@ -193,6 +193,17 @@ func TestHonestStatuses(t *testing.T) {
 			t.Errorf("a row with the value: status %s, notes %q", ok.Status, ok.Notes)
 		}
 	})
+	t.Run("PartiesNoDocumentHoldsTogether", func(t *testing.T) {
+		// Acme and Delta are each in a supply agreement, never in one.
+		r := ask(t, a, Request{Question: "Does the supply agreement between Acme and Delta cap liability for late delivery?", Layers: []string{"supply"}})
+		if r.Status != string(NotFound) || !hasNote(r, `holds the names "acme" and "delta" together`) {
+			t.Errorf("status %s, notes %q: want not_found, no document holds both parties", r.Status, r.Notes)
+		}
+		ok := ask(t, a, Request{Question: "Does the supply agreement between Gamma and Delta cap liability for late delivery?", Layers: []string{"supply"}})
+		if ok.Status == string(NotFound) || hasNote(ok, "together") {
+			t.Errorf("parties of one agreement: status %s, notes %q", ok.Status, ok.Notes)
+		}
+	})
 	t.Run("BasisOfANamedClauseAlone", func(t *testing.T) {
 		// top_k 1: the named article fills it, nothing is left to rerank;
 		// the basis is still the reranker's (issue 27, item 13).

@@ -95,11 +95,7 @@ func (a *Asker) distinctiveNames(ctx context.Context, names []Name, layers []sto
 	for i, n := range names {
 		texts[i] = n.Text
 	}
-	ids := make([]int64, len(layers))
-	for i, l := range layers {
-		ids[i] = l.ID
-	}
-	shares, err := a.opt.Docs.NameShares(ctx, texts, ids)
+	shares, err := a.opt.Docs.NameShares(ctx, texts, layerIDs(layers))
 	if err != nil {
 		return nil, store.CallerError(ctx, err, "read how common the question's names are")
 	}
@@ -140,4 +136,13 @@ func absentNote(absent []retrieve.AbsentDoc, sources []NameSource) string {
 			d.Raw, strings.Join(ks, ", "), more))
 	}
 	return strings.Join(notes, " ")
+}
+
+// layerIDs are the layers' ids, in order.
+func layerIDs(layers []store.Layer) []int64 {
+	ids := make([]int64, len(layers))
+	for i, l := range layers {
+		ids[i] = l.ID
+	}
+	return ids
 }

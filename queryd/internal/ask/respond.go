@@ -69,6 +69,7 @@ func (a *Asker) respond(ctx context.Context, req Request, q *asked, variants []s
 		w.extractSentences,
 		w.checkNames,
 		w.checkFields,
+		w.checkParties,
 		w.finish,
 		w.record,
 	} {
@@ -334,6 +335,43 @@ func (w *answer) checkFields(context.Context) error {
 		w.notes = append(w.notes, fieldNote(gaps, spelled))
 	}
 	return nil
+}
+
+// checkParties: the names a question gives of two or more parties ("the
+// distributor agreement between Cisco and Comware") must come together in
+// some document of the searched layers. When no document holds them all,
+// the documents do not cover what it asks about, however well a passage on
+// the same topic scores: the answer is not_found, with a note. One name
+// alone does not decide (the names check and the reranker weigh it), nor
+// does a title the question quotes; a section the question names that was
+// found decides instead.
+func (w *answer) checkParties(ctx context.Context) error {
+	if w.report.Returned() || len(w.q.PartyGroups) < 2 || len(w.layers) == 0 {
+		return nil
+	}
+	var words []string
+	for _, g := range w.q.PartyGroups {
+		words = append(words, g...)
+	}
+	ok, err := w.a.opt.Docs.NamesTogether(ctx, layerIDs(w.layers), words)
+	if err != nil {
+		return store.CallerError(ctx, err, "check the question's names")
+	}
+	if !ok {
+		w.status = NotFound
+		w.notes = append(w.notes, partiesNote(w.q.PartyGroups, w.layers))
+	}
+	return nil
+}
+
+// partiesNote says that no document holds the names together.
+func partiesNote(groups [][]string, layers []store.Layer) string {
+	quoted := make([]string, len(groups))
+	for i, g := range groups {
+		quoted[i] = fmt.Sprintf("%q", strings.Join(g, " "))
+	}
+	return fmt.Sprintf("No document of the searched layers (%s) holds the names %s and %s together: the documents do not cover what the question names.",
+		strings.Join(store.LayerNames(layers), ", "), strings.Join(quoted[:len(quoted)-1], ", "), quoted[len(quoted)-1])
 }
 
 // finish quotes the extractive answer's sentences, and sets the mode,

@@ -1,6 +1,7 @@
 package question
 
 import (
+	"regexp"
 	"strings"
 	"unicode"
 )
@@ -30,13 +31,26 @@ var notProper = map[string]bool{
 func properNames(text string) []string {
 	var out []string
 	seen := map[string]bool{}
-	var run []string
-	flush := func() {
-		for _, n := range run {
-			if len([]rune(n)) >= 3 && !seen[n] {
+	for _, run := range properRuns(text) {
+		for _, w := range run {
+			if n := fold(w); len([]rune(n)) >= 3 && !seen[n] {
 				seen[n] = true
 				out = append(out, n)
 			}
+		}
+	}
+	return out
+}
+
+// properRuns returns the runs of capitalised words of text as written
+// (trimmed of punctuation), in order: a run ends at a word that is not one
+// of them, at a dash or slash, and after a word that ends a phrase.
+func properRuns(text string) [][]string {
+	var out [][]string
+	var run []string
+	flush := func() {
+		if len(run) > 0 {
+			out = append(out, run)
 		}
 		run = nil
 	}
@@ -52,13 +66,44 @@ func properNames(text string) []string {
 				flush()
 				continue
 			}
-			run = append(run, fold(w))
+			run = append(run, w)
 			if strings.ContainsAny(part[len(part)-1:], ",.;:?!)") {
 				flush()
 			}
 		}
 	}
 	flush()
+	return out
+}
+
+// quotedRe matches a quoted span: a title the question quotes is not a
+// party.
+var quotedRe = regexp.MustCompile(`"[^"]*"|“[^”]*”`)
+
+// partyGroups returns the proper names of text outside quotes, one group
+// of folded words per name, for the rule that the names a question gives
+// must come together in one document: each word split at hyphens, at
+// least three characters long; a word with a dot or underscore inside
+// (an identifier such as Executor.submit) is left out, as its words are
+// not indexed as one.
+func partyGroups(text string) [][]string {
+	var out [][]string
+	for _, run := range properRuns(quotedRe.ReplaceAllString(text, " , ")) {
+		var g []string
+		for _, w := range run {
+			if strings.ContainsAny(w, "._") {
+				continue
+			}
+			for _, p := range strings.Split(w, "-") {
+				if n := fold(p); len([]rune(n)) >= 3 {
+					g = append(g, n)
+				}
+			}
+		}
+		if len(g) > 0 {
+			out = append(out, g)
+		}
+	}
 	return out
 }
 

@@ -29,18 +29,23 @@ type Question struct {
 	// ("ts", "sci", "clearance", "upgrade", "process" of "section 7 of the
 	// TS/SCI clearance upgrade process"); see descriptor.
 	Described []string
+	// PartyGroups are its proper names outside quotes, one group of folded
+	// words per name ("cisco" | "tech", "data" of "the Cisco–Tech Data
+	// agreement"); see partyGroups.
+	PartyGroups [][]string
 }
 
 // Parse parses text.
 func Parse(text string) *Question {
 	return &Question{
-		Text:       text,
-		References: structure.ParseReferences(text),
-		Numbers:    structure.NamedNumbers(text),
-		Folded:     " " + structure.FoldWords(text) + " ",
-		TitleKeys:  structure.TitleKeys(text),
-		Parties:    properNames(text),
-		Described:  descriptor(text),
+		Text:        text,
+		References:  structure.ParseReferences(text),
+		Numbers:     structure.NamedNumbers(text),
+		Folded:      " " + structure.FoldWords(text) + " ",
+		TitleKeys:   structure.TitleKeys(text),
+		Parties:     properNames(text),
+		Described:   descriptor(text),
+		PartyGroups: partyGroups(text),
 	}
 }
 

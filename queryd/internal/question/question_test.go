@@ -53,3 +53,26 @@ func TestDescriptor(t *testing.T) {
 		}
 	}
 }
+
+func TestPartyGroups(t *testing.T) {
+	cases := map[string][][]string{
+		"Does the distributor agreement between Cisco and Comware restrict assignment?":                            {{"cisco"}, {"comware"}},
+		"What is the minimum annual purchase commitment under the Cisco–Tech Data distributor agreement?":          {{"cisco"}, {"tech", "data"}},
+		"In PEP 3148, what happens if I call Executor.submit after shutdown?":                                      nil,
+		`In "Common Format and MIME Type for Comma-Separated Values (CSV) Files", can a file start with a header?`: nil,
+		"In Eleven Years of Go, which release delivered modules?":                                                  {{"eleven", "years"}},
+		"Is the Gridiron BioNutrients–NFL Alumni agreement exclusive?":                                             {{"gridiron", "bionutrients"}, {"alumni"}},
+	}
+	for q, want := range cases {
+		got := Parse(q).PartyGroups
+		if len(got) != len(want) {
+			t.Errorf("partyGroups(%q) = %q, want %q", q, got, want)
+			continue
+		}
+		for i := range want {
+			if !slices.Equal(got[i], want[i]) {
+				t.Errorf("partyGroups(%q) = %q, want %q", q, got, want)
+			}
+		}
+	}
+}

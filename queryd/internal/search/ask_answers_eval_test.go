@@ -439,10 +439,12 @@ func askOne(t *testing.T, a *ask.Asker, dn distinctiveNames, q answers.Question,
 	}
 	r.notes = resp.Notes
 	// A document named by number that the layers lack (ask's absentNote),
-	// and a table's rows without the column asked for (ask's fieldNote),
-	// decide the status as a missing section does.
+	// a table's rows without the column asked for (ask's fieldNote) and
+	// names no document holds together (partiesNote) decide the status as
+	// a missing section does.
 	r.missingSection = sectionMissingIn(resp.Notes) || slices.ContainsFunc(resp.Notes, func(n string) bool {
-		return strings.Contains(n, "which is not among the documents searched") || strings.Contains(n, ": the tables do not give it.")
+		return strings.Contains(n, "which is not among the documents searched") || strings.Contains(n, ": the tables do not give it.") ||
+			strings.Contains(n, ": the documents do not cover what the question names.")
 	})
 	r.names = dn(q.Question, resp.SearchedLayers)
 	bestID := ""

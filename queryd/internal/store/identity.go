@@ -148,6 +148,32 @@ func (s *Corpus) NameShares(ctx context.Context, names []string, layerIDs []int6
 	return out, nil
 }
 
+// NamesTogether reports whether some document of the layers holds every
+// one of the words (the question's proper names, folded) in its chunks'
+// text (read through their text search index), its title or its path:
+// one lexeme at a time, the documents that hold it, intersected.
+func (s *Corpus) NamesTogether(ctx context.Context, layerIDs []int64, words []string) (bool, error) {
+	if len(words) == 0 || len(layerIDs) == 0 {
+		return true, nil
+	}
+	var ok bool
+	err := s.db.QueryRow(ctx, `
+		WITH lx AS (SELECT DISTINCT q.lexeme FROM unnest($2::text[]) w,
+			LATERAL unnest(to_tsvector('english', w)) q)
+		SELECT (SELECT count(*) FROM lx) = 0 OR EXISTS (
+			SELECT 1 FROM lx
+			JOIN LATERAL (SELECT c.document_id FROM strata.chunks c
+				WHERE c.tsv @@ format('%L', lx.lexeme)::tsquery AND c.layer_id = ANY($1)
+				UNION
+				SELECT d.id FROM strata.documents d WHERE d.layer_id = ANY($1) AND d.status = 'ok'
+				AND to_tsvector('english', coalesce(d.title, '') || ' ' || d.path) @@ format('%L', lx.lexeme)::tsquery) d ON true
+			GROUP BY d.document_id HAVING count(*) = (SELECT count(*) FROM lx))`, layerIDs, words).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("find a document that holds the question's names together: %w", err)
+	}
+	return ok, nil
+}
+
 // HasNumberedSections reports whether any document of the layers has a
 // numbered section: without one, a section number cannot be looked up.
 func (s *Corpus) HasNumberedSections(ctx context.Context, layerIDs []int64) (bool, error) {
