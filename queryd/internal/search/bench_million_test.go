@@ -31,8 +31,9 @@ import (
 // whose pieces start at a shifted sentence and each borrow one sentence of
 // another abstract, so every chunk text differs while the lexeme statistics
 // stay those of real abstracts. STRATA_BENCH_CHUNKS sets the number of chunks
-// (default 1,000,000). Vectors are random 512-dimensional ones (the
-// bag-of-words embedder still embeds the queries); STRATA_BENCH_VECTORS sets
+// (default 1,000,000). Vectors are random ones of the default model's
+// dimension, 384 (bge-small-en-v1.5; the bag-of-words embedder of that size
+// still embeds the queries); STRATA_BENCH_VECTORS sets
 // how many chunks get one (default all), because the HNSW build is the
 // slowest step. The BM25 statistics are computed once after the load with
 // strata.refresh_lexical_stats, and the GIN and HNSW indexes are built after
@@ -42,8 +43,20 @@ func BenchmarkSearchMillion(b *testing.B) {
 	if os.Getenv("STRATA_BENCH_MILLION") != "1" {
 		b.Skip("set STRATA_BENCH_MILLION=1 to run the 1-million-chunk benchmark")
 	}
-	env := setupMillion(b)
+	env, _ := setupMillion(b)
 	runSearchBench(b, env)
+}
+
+// millionDims is the vectors' dimension: the default model's,
+// bge-small-en-v1.5 (embed.DefaultLocalModel).
+const millionDims = 384
+
+// millionSteps is how long each step of setupMillion took (all zero when
+// the chunks were already loaded), for BenchmarkSizing.
+type millionSteps struct {
+	url                                     string // the database
+	chunks, vectors                         int
+	load, gin, postings, vecs, hnsw, vacuum time.Duration
 }
 
 // millionSentences cuts an abstract into sentences (and its title).
@@ -66,7 +79,7 @@ func millionSentences(text string) []string {
 	return out
 }
 
-func setupMillion(b *testing.B) *benchEnv {
+func setupMillion(b *testing.B) (*benchEnv, millionSteps) {
 	ctx := context.Background()
 	want := 1_000_000
 	if n, err := strconv.Atoi(os.Getenv("STRATA_BENCH_CHUNKS")); err == nil && n > 0 {
@@ -77,10 +90,11 @@ func setupMillion(b *testing.B) *benchEnv {
 		vectors = min(n, want)
 	}
 	d := loadSciFact(b)
-	emb := &bowEmbedder{dims: 512}
+	emb := &bowEmbedder{dims: millionDims}
 	// STRATA_BENCH_DATABASE_URL keeps the loaded chunks between runs: a
 	// database that already holds the layer is searched as it is.
 	pool, url := poolFromEnv(b, "STRATA_BENCH_DATABASE_URL")
+	st := millionSteps{url: url}
 	ingesttest.Migrate(b, pool)
 	var have int
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM strata.chunks c JOIN strata.layers l ON l.id = c.layer_id
@@ -89,7 +103,7 @@ func setupMillion(b *testing.B) *benchEnv {
 	}
 	if have > 0 {
 		b.Logf("reusing %d chunks of layer bench", have)
-		return millionEnv(b, d, pool, url, emb)
+		return millionEnv(b, d, pool, url, emb), st
 	}
 	l, ids := newBenchLayer(b, pool, d)
 	sents := make([][]string, len(ids))
@@ -183,8 +197,8 @@ func setupMillion(b *testing.B) *benchEnv {
 		}
 	}
 	flush()
-	load := time.Since(t0)
-	b.Logf("loaded %d chunks (%d SciFact abstracts, %d copies) in %s", loaded, len(ids), copies, load.Round(time.Second))
+	st.load, st.chunks = time.Since(t0), loaded
+	b.Logf("loaded %d chunks (%d SciFact abstracts, %d copies) in %s", loaded, len(ids), copies, st.load.Round(time.Second))
 
 	t0 = time.Now()
 	conn, err := pool.Acquire(ctx)
@@ -202,7 +216,7 @@ func setupMillion(b *testing.B) *benchEnv {
 			b.Fatal(err)
 		}
 	}
-	gin := time.Since(t0)
+	st.gin = time.Since(t0)
 	// The postings' impact index is built once after they are all written,
 	// not updated row by row.
 	t0 = time.Now()
@@ -215,29 +229,29 @@ func setupMillion(b *testing.B) *benchEnv {
 			b.Fatal(err)
 		}
 	}
-	stats := time.Since(t0)
+	st.postings = time.Since(t0)
 	var postings int64
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM strata.postings`).Scan(&postings); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("GIN index built in %s, BM25 statistics and %d postings with their index in %s", gin.Round(time.Second),
-		postings, stats.Round(time.Second))
+	b.Logf("GIN index built in %s, BM25 statistics and %d postings with their index in %s", st.gin.Round(time.Second),
+		postings, st.postings.Round(time.Second))
 
 	// Random vectors, made by the server: the chunks in id order (the first
-	// copies first), 512 values in [-0.5, 0.5) each; cosine distance does
-	// not care about their length.
+	// copies first), millionDims values in [-0.5, 0.5) each; cosine distance
+	// does not care about their length.
 	t0 = time.Now()
 	if _, err := conn.Exec(ctx, `
 		INSERT INTO strata.embeddings (model, content_hash, window_no, dims, embedding)
-		SELECT $1, c.content_hash, 0, 512, v.e
+		SELECT $1, c.content_hash, 0, $4, v.e
 		FROM (SELECT content_hash FROM strata.chunks WHERE layer_id = $2 ORDER BY id LIMIT $3) c
-		CROSS JOIN LATERAL (SELECT array_agg(random() - 0.5)::vector AS e FROM generate_series(1, 512)
+		CROSS JOIN LATERAL (SELECT array_agg(random() - 0.5)::vector AS e FROM generate_series(1, $4)
 			WHERE c.content_hash IS NOT NULL) v
-		ON CONFLICT DO NOTHING`, emb.Model().Name, l.ID, vectors); err != nil {
+		ON CONFLICT DO NOTHING`, emb.Model().Name, l.ID, vectors, millionDims); err != nil {
 		b.Fatal(err)
 	}
 	conn.Release()
-	vecLoad := time.Since(t0)
+	st.vecs, st.vectors = time.Since(t0), vectors
 	if err := jobs.RegisterModel(ctx, pool, l.ID, emb.Model(), "test"); err != nil {
 		b.Fatal(err)
 	}
@@ -262,16 +276,17 @@ func setupMillion(b *testing.B) *benchEnv {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hnsw := time.Since(t0)
-	b.Logf("%d random vectors stored in %s, HNSW index built in %s", vectors, vecLoad.Round(time.Second), hnsw.Round(time.Second))
+	st.hnsw = time.Since(t0)
+	b.Logf("%d random vectors stored in %s, HNSW index built in %s", vectors, st.vecs.Round(time.Second), st.hnsw.Round(time.Second))
 	// VACUUM sets the visibility map, so the postings are read by
 	// index-only scans, as autovacuum would let them be in production.
 	t0 = time.Now()
 	if _, err := pool.Exec(ctx, `VACUUM ANALYZE`); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("VACUUM ANALYZE in %s", time.Since(t0).Round(time.Second))
-	return millionEnv(b, d, pool, url, emb)
+	st.vacuum = time.Since(t0)
+	b.Logf("VACUUM ANALYZE in %s", st.vacuum.Round(time.Second))
+	return millionEnv(b, d, pool, url, emb), st
 }
 
 func millionEnv(b *testing.B, d *evalData, pool *pgxpool.Pool, url string, emb *bowEmbedder) *benchEnv {
@@ -299,6 +314,40 @@ func impactSetting(b *testing.B, v string) (m, c int) {
 // queries for the lexical channel, the vector channel and the hybrid
 // search (cache off, top_k 10), and hybrid queries/s with 8 clients.
 func runSearchBench(b *testing.B, env *benchEnv) {
+	runs, lexParams := millionChannels(b, env)
+	for _, name := range []string{"lexical", "vector", "hybrid"} {
+		fn := runs[name]
+		b.Run(name, func(b *testing.B) {
+			var lat []time.Duration
+			for b.Loop() {
+				lat = append(lat, timeQueries(b, env.queries, fn)...)
+			}
+			b.ReportMetric(ms(percentile(lat, 0.5)), "p50_ms")
+			b.ReportMetric(ms(percentile(lat, 0.95)), "p95_ms")
+			b.ReportMetric(ms(percentile(lat, 0.99)), "p99_ms")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
+	runAgreementAndClients(b, env, runs, lexParams)
+}
+
+// timeQueries runs fn on each query, one after the other, and returns how
+// long each took.
+func timeQueries(b *testing.B, queries []string, fn func(q string) error) []time.Duration {
+	lat := make([]time.Duration, 0, len(queries))
+	for _, q := range queries {
+		t0 := time.Now()
+		if err := fn(q); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	return lat
+}
+
+// millionChannels gives one search of each channel ("lexical", "vector",
+// "hybrid": cache off, top_k 10) and the lexical parameters in force.
+func millionChannels(b *testing.B, env *benchEnv) (map[string]func(q string) error, retrieve.Params) {
 	ctx := context.Background()
 	// STRATA_BENCH_IMPACT=M,C sets the impact path's postings per lexeme and
 	// candidates for this run.
@@ -330,25 +379,12 @@ func runSearchBench(b *testing.B, env *benchEnv) {
 			return err
 		},
 	}
-	for _, name := range []string{"lexical", "vector", "hybrid"} {
-		fn := runs[name]
-		b.Run(name, func(b *testing.B) {
-			var lat []time.Duration
-			for b.Loop() {
-				for _, q := range env.queries {
-					t0 := time.Now()
-					if err := fn(q); err != nil {
-						b.Fatal(err)
-					}
-					lat = append(lat, time.Since(t0))
-				}
-			}
-			b.ReportMetric(ms(percentile(lat, 0.5)), "p50_ms")
-			b.ReportMetric(ms(percentile(lat, 0.95)), "p95_ms")
-			b.ReportMetric(ms(percentile(lat, 0.99)), "p99_ms")
-			b.ReportMetric(0, "ns/op")
-		})
-	}
+	return runs, lexParams
+}
+
+// runAgreementAndClients is the rest of runSearchBench: the lexical
+// channel's agreement with exhaustive BM25, and 8 clients at once.
+func runAgreementAndClients(b *testing.B, env *benchEnv, runs map[string]func(q string) error, lexParams retrieve.Params) {
 	// How far the impact-ordered lexical channel is from scoring every
 	// candidate the GIN index selects: the share of the exact path's top 10
 	// it returns too, over the first 50 queries (the exact path is slow at a
@@ -424,7 +460,7 @@ func BenchmarkLexicalImpactSweep(b *testing.B) {
 	if os.Getenv("STRATA_BENCH_MILLION") != "1" {
 		b.Skip("set STRATA_BENCH_MILLION=1 to run the 1-million-chunk benchmark")
 	}
-	env := setupMillion(b)
+	env, _ := setupMillion(b)
 	ids := env.layerIDs(b)
 	top10 := func(p retrieve.Params, q string) ([]int64, time.Duration) {
 		return env.lexicalTop10(b, p, ids, q, 50)
