@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 
 	"github.com/stratakb/stratakb/internal/config"
@@ -60,7 +61,15 @@ func receiptVerb(ctx context.Context, args []string, getenv func(string) string,
 		return printJSON(stdout, r)
 	}
 	renderReceipt(stdout, r)
+	fmt.Fprintf(stdout, "\nIn the explorer: %s\n", receiptPage(getenv, r.ReceiptID))
 	return nil
+}
+
+// receiptPage is the explorer's page of a receipt on the queryd serve the
+// command line would call (QUERYD_URL, else a loopback QUERYD_ADDR), or
+// its path alone when there is none to name.
+func receiptPage(getenv func(string) string, id string) string {
+	return remoteBase(getenv) + "/ui/receipts/" + url.PathEscape(id)
 }
 
 // renderReceipt writes a receipt for a reader.

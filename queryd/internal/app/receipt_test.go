@@ -42,7 +42,7 @@ func TestReceiptVerb(t *testing.T) {
 	if err != nil || v.ReceiptID == "" {
 		t.Fatalf("verify: %+v %v", v, err)
 	}
-	env := map[string]string{"QUERYD_DATABASE_URL": qurl, "STRATA_MODEL_DIR": t.TempDir()}
+	env := map[string]string{"QUERYD_DATABASE_URL": qurl, "STRATA_MODEL_DIR": t.TempDir(), "QUERYD_URL": "https://kb.example.org/"}
 	run := func(args ...string) (string, error) {
 		var out, errOut strings.Builder
 		err := Run(ctx, append([]string{"receipt"}, args...), func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut)
@@ -64,6 +64,8 @@ Facts:
 
 Not checked (no quote or fact to compare):
   - Ask HR for more [S1].
+
+In the explorer: https://kb.example.org/ui/receipts/` + v.ReceiptID + `
 `
 	if !strings.HasSuffix(out, tail) || strings.Index(out, ">>>5 unused days<<<") > strings.Index(out, "Quotes:") {
 		t.Errorf("receipt: want the passages, then\n%s\ngot\n%s", tail, out)
@@ -97,5 +99,25 @@ Not checked (no quote or fact to compare):
 	}
 	if _, err := run("rcpt_" + strings.Repeat("0", 32)); !errors.As(err, &ue) || !strings.Contains(err.Error(), "no receipt") {
 		t.Errorf("unknown id: %v", err)
+	}
+}
+
+// TestReceiptPage: the explorer's page of a receipt is on the server the
+// command line would call: QUERYD_URL, else a loopback QUERYD_ADDR (an
+// unspecified host is reached on 127.0.0.1); with neither, the path alone.
+func TestReceiptPage(t *testing.T) {
+	id := "rcpt_" + strings.Repeat("ab", 16)
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"QUERYD_URL": "https://kb.example.org/"}, "https://kb.example.org/ui/receipts/" + id},
+		{map[string]string{"QUERYD_ADDR": ":8377"}, "http://127.0.0.1:8377/ui/receipts/" + id},
+		{map[string]string{"QUERYD_ADDR": "10.0.0.5:8377"}, "/ui/receipts/" + id},
+		{map[string]string{}, "/ui/receipts/" + id},
+	} {
+		if got := receiptPage(func(k string) string { return c.env[k] }, id); got != c.want {
+			t.Errorf("%v: %s, want %s", c.env, got, c.want)
+		}
 	}
 }
