@@ -151,7 +151,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				Message: "no bearer tokens are configured (QUERYD_TOKENS), so only loopback clients are served"})
 			return
 		}
-		if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(o) {
+		if o := r.Header.Get("Origin"); o != "" && !s.originAllowed(o) && !s.sameOriginWithTokens(o, r) {
 			dropBody(w, r)
 			writeProblem(w, http.StatusForbidden, apiError{Code: "forbidden",
 				Message: fmt.Sprintf("origin %q is not allowed (QUERYD_ALLOWED_ORIGINS)", o)})
@@ -190,6 +190,23 @@ func (s *Server) originAllowed(origin string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// sameOriginWithTokens accepts a page of this server calling it (the
+// explorer, served at /ui/ under whatever host name the server has) when
+// bearer tokens are configured: the Origin's host and port are the
+// request's Host. Without tokens it accepts nothing more, since a page of
+// a rebound host name is "same origin" too; with them, such a page still
+// has no token to send.
+func (s *Server) sameOriginWithTokens(origin string, r *http.Request) bool {
+	if s.cfg.Tokens.Len() == 0 {
+		return false
+	}
+	u, err := url.Parse(strings.TrimSuffix(origin, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return false
+	}
+	return strings.EqualFold(u.Host, r.Host)
 }
 
 // authenticate puts the caller's role in the request context: the role of

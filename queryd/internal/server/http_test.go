@@ -161,6 +161,49 @@ func TestOrigin(t *testing.T) {
 	}
 }
 
+// TestSameOrigin: with tokens, a page of this server under its own host
+// name (the explorer behind https://kb.example.com) may call the API
+// without QUERYD_ALLOWED_ORIGINS; another host's page may not, and
+// without tokens a page whose host name points here is refused as before
+// (DNS rebinding).
+func TestSameOrigin(t *testing.T) {
+	call := func(ts *testServer, host, origin string) int {
+		req, err := http.NewRequest(http.MethodPost, ts.url+"/v1/search", strings.NewReader(`{"query":"x"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+readerToken)
+		req.Header.Set("Origin", origin)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	ts := newTestServer(t, nil)
+	for _, c := range []struct {
+		host, origin string
+		want         int
+	}{
+		{"kb.example.com", "https://kb.example.com", 200},
+		{"kb.example.com:8377", "http://kb.example.com:8377", 200},
+		{"kb.example.com", "https://evil.example", 403},
+		{"kb.example.com", "https://kb.example.com:444", 403},
+		{"kb.example.com", "null", 403},
+	} {
+		if got := call(ts, c.host, c.origin); got != c.want {
+			t.Errorf("Host %s, Origin %s: status %d, want %d", c.host, c.origin, got, c.want)
+		}
+	}
+	open := newTestServer(t, func(c *Config, _ *Deps) { c.Tokens = &Tokens{} })
+	if got := call(open, "rebound.example:8377", "http://rebound.example:8377"); got != 403 {
+		t.Errorf("no tokens, a rebound host's own page: status %d, want 403", got)
+	}
+}
+
 func TestOversizedRequests(t *testing.T) {
 	ts := newTestServer(t, func(c *Config, _ *Deps) { c.MaxRequestBytes = 2048 })
 	big := `{"query":"` + strings.Repeat("a", 4096) + `"}`
