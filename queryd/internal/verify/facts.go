@@ -50,7 +50,9 @@ var (
 	currWords  = `(euros?|dollars?|pounds?|francs?)`
 	scale      = `(?:\s*(thousand|million|billion|bn|m|k)\b)?`
 	amountPre  = regexp.MustCompile(`(?i)` + currency + `\s?(` + numPat + `)` + scale)
-	amountPost = regexp.MustCompile(`(?i)\b(` + numPat + `)` + scale + `\s?(?:` + currency + `|` + currWords + `)`)
+	// The words first: "48 euros" is written with the word, not with the
+	// code its first letters spell.
+	amountPost = regexp.MustCompile(`(?i)\b(` + numPat + `)` + scale + `\s?(?:` + currWords + `\b|` + currency + `)`)
 	percentRe  = regexp.MustCompile(`(?i)\b(` + numPat + `)\s?(%|percent\b|per cent\b)`)
 	codeRes    = []*regexp.Regexp{
 		regexp.MustCompile(`\b[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b`), // IBAN

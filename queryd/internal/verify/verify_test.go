@@ -362,3 +362,22 @@ func TestFactsInsideQuotes(t *testing.T) {
 		t.Errorf("a quote that holds: %s, checked %d, facts %q", ok.Status, ok.Checked, facts)
 	}
 }
+
+// TestAmountWrittenInWords: "48 euros" is the fact as the draft writes it,
+// and the passage's span is all of "48 euros", not the "48 eur" that the
+// code EUR would take of it.
+func TestAmountWrittenInWords(t *testing.T) {
+	t.Parallel()
+	passage := "3.1 The daily allowance for meals abroad is 48 euros."
+	r := Check("Abroad it is 48 euros a day [S1].", []string{passage})
+	if r.Status != Verified || len(r.Matches) != 1 {
+		t.Fatalf("%s %+v %+v", r.Status, r.Flags, r.Matches)
+	}
+	m := r.Matches[0]
+	if m.Text != "48 euros" || passage[m.Start:m.End] != "48 euros" {
+		t.Errorf("fact %q, passage span %q; want 48 euros both", m.Text, passage[m.Start:m.End])
+	}
+	if r := Check("It costs 48 EUR [S1].", []string{passage}); r.Status != Verified {
+		t.Errorf("48 EUR against 48 euros: %s %+v", r.Status, r.Flags)
+	}
+}
