@@ -289,10 +289,11 @@
       for (const [name, at] of r.marks) {
         const mx = LABEL + Math.round(BAR * Math.max(0, Math.min(1, at)));
         g.append(svg('line', { x1: mx, x2: mx, y1: y + 1, y2: y + 19, class: 'mark mark-' + name, 'data-mark': name, 'data-at': at }));
-        const right = at > 0.6; // a label near the right end ends at its line
-        g.append(svg('text', { x: right ? mx - 2 : mx + 2, y: y + 30, class: 'mark-label', 'text-anchor': right ? 'end' : 'start' }, name + ' ' + at));
       }
-      g.append(svg('text', { x: LABEL, y: y + 30, class: 'value' }, r.marks.length ? '' : r.text));
+      // The marks are named on one line under the bar, lowest first: two
+      // labels at their lines would overlap when the marks are close.
+      const named = r.marks.slice().sort((a, b) => a[1] - b[1]).map(([name, at]) => name + ' ' + at).join(' · ');
+      g.append(svg('text', { x: LABEL, y: y + 30, class: r.marks.length ? 'mark-label' : 'value' }, r.marks.length ? 'marks: ' + named : r.text));
       root.append(g);
     });
     const list = facts(rows.filter((r) => r.marks.length).map((r) => [r.label, r.text]).concat(notes));
