@@ -42,14 +42,14 @@ var (
 		"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9, "oct": 10, "nov": 11, "dec": 12}
 	monthPat = `(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec)\.?`
 
-	isoDateRe  = regexp.MustCompile(`\b([0-9]{4})-([0-9]{2})-([0-9]{2})\b`)
-	dmyRe      = regexp.MustCompile(`(?i)\b([0-9]{1,2})(?:st|nd|rd|th)?\.?\s+` + monthPat + `,?\s+([0-9]{4})\b`)
-	mdyRe      = regexp.MustCompile(`(?i)\b` + monthPat + `\s+([0-9]{1,2})(?:st|nd|rd|th)?,?\s+([0-9]{4})\b`)
-	dotDateRe  = regexp.MustCompile(`\b([0-9]{1,2})\.([0-9]{1,2})\.([0-9]{4})\b`)
-	currency   = `(\b(?:EUR|USD|GBP|CHF|JPY|SEK|NOK|DKK|PLN|CAD|AUD)|€|\$|£|¥)` // a code starts a word: not the eur of base_fee_eur
-	currWords  = `(euros?|dollars?|pounds?|francs?)`
-	scale      = `(?:\s*(thousand|million|billion|bn|m|k)\b)?`
-	amountPre  = regexp.MustCompile(`(?i)` + currency + `\s?(` + numPat + `)` + scale)
+	isoDateRe = regexp.MustCompile(`\b([0-9]{4})-([0-9]{2})-([0-9]{2})\b`)
+	dmyRe     = regexp.MustCompile(`(?i)\b([0-9]{1,2})(?:st|nd|rd|th)?\.?\s+` + monthPat + `,?\s+([0-9]{4})\b`)
+	mdyRe     = regexp.MustCompile(`(?i)\b` + monthPat + `\s+([0-9]{1,2})(?:st|nd|rd|th)?,?\s+([0-9]{4})\b`)
+	dotDateRe = regexp.MustCompile(`\b([0-9]{1,2})\.([0-9]{1,2})\.([0-9]{4})\b`)
+	currency  = `(\b(?:EUR|USD|GBP|CHF|JPY|SEK|NOK|DKK|PLN|CAD|AUD)|€|\$|£|¥)` // a code starts a word: not the eur of base_fee_eur
+	currWords = `(euros?|dollars?|pounds?|francs?)`
+	scale     = `(?:\s*(thousand|million|billion|bn|m|k)\b)?`
+	amountPre = regexp.MustCompile(`(?i)` + currency + `\s?(` + numPat + `)` + scale)
 	// The words first: "48 euros" is written with the word, not with the
 	// code its first letters spell.
 	amountPost = regexp.MustCompile(`(?i)\b(` + numPat + `)` + scale + `\s?(?:` + currWords + `\b|` + currency + `)`)
