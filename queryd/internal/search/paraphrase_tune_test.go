@@ -67,7 +67,7 @@ func setupPara(t *testing.T) *paraEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &paraEnv{emb: loadUSELite(t), byID: map[int64]*paraChunk{}}
+	e := &paraEnv{emb: loadEvalModel(t), byID: map[int64]*paraChunk{}}
 	for _, q := range all {
 		if q.Split == split {
 			e.qs = append(e.qs, q)
