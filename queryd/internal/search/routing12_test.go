@@ -100,13 +100,27 @@ func TestIssue12Routing(t *testing.T) {
 	t.Run("class 4: a fallback keeps the routed layer's section first", func(t *testing.T) {
 		// top_k 10 is more than regs holds: the search falls back to all
 		// layers, where the contract has an Article 5 too, first by path.
-		resp := mustSearch(t, f.searcher(t), Request{Query: "What does Article 5 of the regulation say?", TopK: 10})
+		// The question routes by "regulation" without saying whose
+		// Article 5 it means.
+		resp := mustSearch(t, f.searcher(t), Request{Query: "Under the regulation, what does Article 5 say?", TopK: 10})
 		if resp.RoutingFallback == nil || resp.RoutingFallback.Reason != "insufficient_results" {
 			t.Fatalf("want the insufficient_results fallback, got %+v", resp.RoutingFallback)
 		}
 		if fs := files(resp); len(fs) < 2 || fs[0] != "regs/regulation.md" || resp.Results[0].Match != "exact" ||
 			resp.Results[1].Match != "exact" || !resp.Results[1].OutsideRouting {
 			t.Errorf("the regulation's Article 5 first, then the contract's outside routing, got %v", fs)
+		}
+		// "Article 5 of the regulation" names the document it means (only
+		// the regulation holds that word at its start): the contract's
+		// Article 5 is no exact match for it.
+		resp = mustSearch(t, f.searcher(t), Request{Query: "What does Article 5 of the regulation say?", TopK: 10})
+		if len(resp.Results) == 0 || resp.Results[0].File != "regulation.md" || resp.Results[0].Match != "exact" {
+			t.Fatalf("the regulation's Article 5 first, got %v", files(resp))
+		}
+		for _, r := range resp.Results[1:] {
+			if r.Match == "exact" {
+				t.Errorf("%s's %s is an exact match for the regulation's Article 5", r.File, r.ClausePath)
+			}
 		}
 	})
 
