@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,15 +151,20 @@ func mqSessionAcrossProcesses(t *testing.T, c *mqCluster) {
 	if stats(11) != stats(9)+1 {
 		t.Errorf("learning stats after strata_feedback: %v ratings, before %v; want one more", stats(11), stats(9))
 	}
-	mqCheckSpread(t, proxy.Hits(), got.SessionFirst, len(c.backends))
+	mqCheckSpread(t, proxy.Hits(), got.SessionFirst, c.backends)
 }
 
 // mqCheckSpread checks what the proxy saw: one initialize in all, the
-// session's requests on every process, none refused, and the SDK's GET
-// event stream open on a process other than the one that initialized.
-func mqCheckSpread(t *testing.T, hits []rrproxy.Hit, sid string, n int) {
+// session's requests on every process, none refused, and an event stream
+// of the session open on a process other than the one that initialized.
+// The SDK's GET may reach the initializing process (it races the
+// session's first POSTs through the round robin); then the test opens one
+// itself on a process that neither initialized nor ended the session.
+func mqCheckSpread(t *testing.T, hits []rrproxy.Hit, sid string, backends []string) {
 	t.Helper()
+	n := len(backends)
 	inits, streams, served := 0, 0, map[int]int{}
+	ended := -1
 	for _, h := range hits {
 		if h.Method == http.MethodGet && h.Status == http.StatusOK && h.Backend != hits[0].Backend {
 			streams++ // the SDK's event stream, open on a process that did not initialize
@@ -168,6 +174,9 @@ func mqCheckSpread(t *testing.T, hits []rrproxy.Hit, sid string, n int) {
 			inits++
 			continue
 		}
+		if h.Method == http.MethodDelete {
+			ended = h.Backend
+		}
 		if h.Session != sid {
 			t.Errorf("a request with session %q, not the session's %q", h.Session, sid)
 		}
@@ -175,6 +184,15 @@ func mqCheckSpread(t *testing.T, hits []rrproxy.Hit, sid string, n int) {
 			t.Errorf("process %d refused %s %s: status %d", h.Backend, h.Method, h.RPC, h.Status)
 		}
 		served[h.Backend]++
+	}
+	if streams == 0 && len(hits) > 0 {
+		for b := range n {
+			if b != hits[0].Backend && b != ended {
+				mqOpenStream(t, backends[b], sid)
+				streams++
+				break
+			}
+		}
 	}
 	if streams != 1 {
 		t.Errorf("%d GET event streams opened on another process than the one that initialized, want 1", streams)
@@ -232,4 +250,27 @@ func mqFeedback(t *testing.T, client *http.Client, base string) map[string]float
 		out[k], _ = v.(float64)
 	}
 	return out
+}
+
+// mqOpenStream opens the session's GET event stream on one process and
+// checks that it is served as one, then closes it.
+func mqOpenStream(t *testing.T, backend, sid string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, backend+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET event stream on %s: %v", backend, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Errorf("GET event stream on %s: status %d, %s", backend, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	t.Logf("the session's event stream opened on %s, which did not initialize it", backend)
 }
