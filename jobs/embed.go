@@ -351,7 +351,8 @@ func VectorIndexName(model string) string {
 }
 
 // EnsureVectorIndex builds the model's HNSW index (an expression index cast
-// to the model's dimensions, partial on the model name) if it does not exist
+// to the model's dimensions as half-precision floats, as the vectors are
+// stored since migration 0027, partial on the model name) if it does not exist
 // yet. It is called after a bulk load, since building the index first makes
 // inserts much slower.
 func EnsureVectorIndex(ctx context.Context, pool *pgxpool.Pool, mi embed.ModelInfo) error {
@@ -379,7 +380,7 @@ func EnsureVectorIndex(ctx context.Context, pool *pgxpool.Pool, mi embed.ModelIn
 	}
 	defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, lock) //nolint:errcheck
 	sql := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON strata.embeddings
-		USING hnsw ((embedding::vector(%d)) vector_cosine_ops) WHERE model = %s`,
+		USING hnsw ((embedding::halfvec(%d)) halfvec_cosine_ops) WHERE model = %s`,
 		pgx.Identifier{name}.Sanitize(), mi.Dims, schema.ModelLiteral(mi.Name))
 	if _, err := conn.Exec(ctx, sql); err != nil {
 		return fmt.Errorf("build index %s: %w", name, err)

@@ -3,10 +3,12 @@ package retrieve
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stratakb/stratakb/jobs"
+	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
 // fixtureContract writes a contract between two parties in the way real
@@ -50,24 +52,65 @@ func fixtureContract(kind, a, b, roleA, roleB, state, city string) string {
 // chunks win, so the fixture shows the issue.
 func TestDocumentEvidence(t *testing.T) {
 	t.Parallel()
-	files := map[string]string{
-		"halvorsen-lakeside.txt": fixtureContract("Sponsorship", "Halvorsen", "Lakeside", "Sponsor", "Club", "Oregon", "Portland"),
-		"quillon-marrowby.txt":   fixtureContract("Distribution", "Quillon", "Marrowby", "Supplier", "Distributor", "Texas", "Austin"),
-		"ostrava-pellam.txt":     fixtureContract("Promotion", "Ostrava", "Pellam", "Company", "Agency", "Ohio", "Columbus"),
+	st, layer := ingestFixture(t, contractFixtures(), jobs.Layer{Name: "contracts", Preset: "contracts", ChunkSize: 400})
+	first := firstLexical(t, st, layer.ID, true)
+	for _, c := range evidenceCases {
+		file, text := first(c.q, noClauseWords(DefaultParams()))
+		if file != c.file || !strings.Contains(text, c.want) {
+			t.Errorf("%q: want the chunk of %s holding %q first, got %s: %.80q", c.q, c.file, c.want, file, text)
+		}
+		off := noClauseWords(DefaultParams())
+		off.DocTermDiscount, off.DocContext = 0, 0
+		if file, text := first(c.q, off); file == c.file && strings.Contains(text, c.want) {
+			t.Errorf("%q: without document evidence the names' chunks should come first (the fixture no longer shows the issue), got %.80q", c.q, text)
+		}
 	}
-	// More contracts of the same shape, as a layer of contracts has: the
-	// names are rare in the layer, the clause words everywhere.
-	for i, p := range [][2]string{{"Brennic", "Tolvane"}, {"Caskell", "Verrow"}, {"Dunmore", "Sallet"},
-		{"Eskarth", "Moravel"}, {"Fenwyck", "Ulstead"}, {"Garrowby", "Tiernan"}, {"Hollins", "Rackmere"}} {
-		files[strings.ToLower(p[0]+"-"+p[1])+".txt"] = fixtureContract([]string{"Supply", "Licence", "Services"}[i%3],
-			p[0], p[1], "Customer", "Provider", []string{"Nevada", "Maine", "Utah"}[i%3], []string{"Reno", "Augusta", "Provo"}[i%3])
+}
+
+// TestDocumentEvidenceContractsOnly (issue 31): the same contracts in a
+// layer without the contracts preset get no document evidence, so the
+// names' chunks come first as with the evidence off, unless
+// DocEvidenceEverywhere brings it to every layer.
+func TestDocumentEvidenceContractsOnly(t *testing.T) {
+	t.Parallel()
+	st, layer := ingestFixture(t, contractFixtures(), jobs.Layer{Name: "agreements", ChunkSize: 400})
+	first := firstLexical(t, st, layer.ID, false)
+	for _, c := range evidenceCases {
+		if file, text := first(c.q, DefaultParams()); file == c.file && strings.Contains(text, c.want) {
+			t.Errorf("%q: a layer without the contracts preset got the document evidence: %.80q first", c.q, text)
+		}
+		every := DefaultParams()
+		every.DocEvidenceEverywhere = true
+		if file, text := first(c.q, every); file != c.file || !strings.Contains(text, c.want) {
+			t.Errorf("%q: with DocEvidenceEverywhere want the chunk of %s holding %q first, got %s: %.80q", c.q, c.file, c.want, file, text)
+		}
 	}
-	st, layer := ingestFixture(t, files, jobs.Layer{Name: "contracts", Preset: "contracts", ChunkSize: 400})
+}
+
+// evidenceCases are questions naming the parties of one fixture contract
+// and a clause of it.
+var evidenceCases = []struct{ q, file, want string }{
+	{"Which law governs the sponsorship agreement between Halvorsen and Lakeside?", "halvorsen-lakeside.txt", "State of Oregon"},
+	{"What law governs the Quillon and Marrowby distribution agreement?", "quillon-marrowby.txt", "State of Texas"},
+	{"Which insurance must the agency keep under the promotion agreement between Ostrava and Pellam?", "ostrava-pellam.txt", "liability insurance"},
+}
+
+// noClauseWords turns the contracts preset's clause words off, so that a
+// search of a contracts layer differs from another layer's only by the
+// document evidence.
+func noClauseWords(p Params) Params {
+	p.ClauseWords = 0
+	return p
+}
+
+// firstLexical returns a function giving the file and text of the
+// lexical channel's first hit in the layer (contracts: a layer of the
+// contracts preset is searched).
+func firstLexical(t *testing.T, st *store.Corpus, layerID int64, contracts bool) func(q string, p Params) (file, text string) {
 	ctx := context.Background()
 	eng := New(st, Options{Embedder: bow{}, KeywordSlots: 1})
-	ids := []int64{layer.ID}
-	first := func(q string, p Params) (file, text string) {
-		lex, err := eng.Query(Query{Text: q, TopK: 3, Params: &p}).Lexical(ctx, ids, 10, false)
+	return func(q string, p Params) (file, text string) {
+		lex, err := eng.Query(Query{Text: q, TopK: 3, Params: &p}).Lexical(ctx, []int64{layerID}, 10, contracts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,19 +123,44 @@ func TestDocumentEvidence(t *testing.T) {
 		}
 		return h[lex.Hits[0].ChunkID].File, h[lex.Hits[0].ChunkID].Text
 	}
-	for _, c := range []struct{ q, file, want string }{
-		{"Which law governs the sponsorship agreement between Halvorsen and Lakeside?", "halvorsen-lakeside.txt", "State of Oregon"},
-		{"What law governs the Quillon and Marrowby distribution agreement?", "quillon-marrowby.txt", "State of Texas"},
-		{"Which insurance must the agency keep under the promotion agreement between Ostrava and Pellam?", "ostrava-pellam.txt", "liability insurance"},
-	} {
-		file, text := first(c.q, DefaultParams())
-		if file != c.file || !strings.Contains(text, c.want) {
-			t.Errorf("%q: want the chunk of %s holding %q first, got %s: %.80q", c.q, c.file, c.want, file, text)
+}
+
+// contractFixtures are ten contracts of the same shape: the names are
+// rare in the layer, the clause words everywhere.
+func contractFixtures() map[string]string {
+	files := map[string]string{
+		"halvorsen-lakeside.txt": fixtureContract("Sponsorship", "Halvorsen", "Lakeside", "Sponsor", "Club", "Oregon", "Portland"),
+		"quillon-marrowby.txt":   fixtureContract("Distribution", "Quillon", "Marrowby", "Supplier", "Distributor", "Texas", "Austin"),
+		"ostrava-pellam.txt":     fixtureContract("Promotion", "Ostrava", "Pellam", "Company", "Agency", "Ohio", "Columbus"),
+	}
+	// More contracts of the same shape, as a layer of contracts has: the
+	// names are rare in the layer, the clause words everywhere.
+	for i, p := range [][2]string{{"Brennic", "Tolvane"}, {"Caskell", "Verrow"}, {"Dunmore", "Sallet"},
+		{"Eskarth", "Moravel"}, {"Fenwyck", "Ulstead"}, {"Garrowby", "Tiernan"}, {"Hollins", "Rackmere"}} {
+		files[strings.ToLower(p[0]+"-"+p[1])+".txt"] = fixtureContract([]string{"Supply", "Licence", "Services"}[i%3],
+			p[0], p[1], "Customer", "Provider", []string{"Nevada", "Maine", "Utah"}[i%3], []string{"Reno", "Augusta", "Provo"}[i%3])
+	}
+	return files
+}
+
+// TestPerDocument: after fusion, a document's chunks beyond its first n go
+// behind every other chunk in their order; chunks of unknown document stay.
+func TestPerDocument(t *testing.T) {
+	order := []*Candidate{{ChunkID: 1, DocumentID: 7}, {ChunkID: 2, DocumentID: 7}, {ChunkID: 3, DocumentID: 7},
+		{ChunkID: 4, DocumentID: 8}, {ChunkID: 5}, {ChunkID: 6}, {ChunkID: 7, DocumentID: 8}}
+	ids := func(cs []*Candidate) []int64 {
+		var out []int64
+		for _, c := range cs {
+			out = append(out, c.ChunkID)
 		}
-		off := DefaultParams()
-		off.DocTermDiscount, off.DocContext = 0, 0
-		if file, text := first(c.q, off); file == c.file && strings.Contains(text, c.want) {
-			t.Errorf("%q: without document evidence the names' chunks should come first (the fixture no longer shows the issue), got %.80q", c.q, text)
+		return out
+	}
+	for _, c := range []struct {
+		n    int
+		want []int64
+	}{{0, []int64{1, 2, 3, 4, 5, 6, 7}}, {1, []int64{1, 4, 5, 6, 2, 3, 7}}, {2, []int64{1, 2, 4, 5, 6, 7, 3}}} {
+		if got := ids(perDocument(slices.Clone(order), c.n)); !slices.Equal(got, c.want) {
+			t.Errorf("perDocument n %d: %v, want %v", c.n, got, c.want)
 		}
 	}
 }

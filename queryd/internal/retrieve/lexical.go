@@ -121,7 +121,7 @@ func (r *Run) Lexical(ctx context.Context, ids []int64, depth int, contracts boo
 	if err != nil {
 		return Lexical{}, err
 	}
-	pl, err := r.planLexical(ctx, prep, ids, depth, contracts, func(words string) (map[string]int64, error) {
+	pl, err := r.planLexical(ctx, prep, ids, depth, contracts, contracts, func(words string) (map[string]int64, error) {
 		return s.LexemeDF(ctx, words, ids)
 	})
 	if err != nil || pl.q == nil {
@@ -151,8 +151,11 @@ type lexSel struct {
 
 // planLexical works out the BM25 query from the layers' statistics
 // (prep); wordsDF gives the document frequency in the layers of the
-// lexemes of the words a query is expanded with.
-func (r *Run) planLexical(ctx context.Context, prep store.LexicalPrep, ids []int64, depth int, contracts bool,
+// lexemes of the words a query is expanded with. docEvidence says whether
+// a layer of the contracts preset is among those searched, so that the
+// document evidence may apply (docPresets); without one the query scores
+// chunks alone and reads no document.
+func (r *Run) planLexical(ctx context.Context, prep store.LexicalPrep, ids []int64, depth int, contracts, docEvidence bool,
 	wordsDF func(words string) (map[string]int64, error)) (lexicalPlan, error) {
 	if len(prep.Lexemes) == 0 {
 		return lexicalPlan{}, nil
@@ -221,7 +224,10 @@ func (r *Run) planLexical(ctx context.Context, prep store.LexicalPrep, ids []int
 	}
 	q := store.BM25Query{LayerIDs: ids, Filter: r.q.Filter, K1: p.K1, B: p.B, AvgLen: avg,
 		Limit: depth, Phrases: phrases, ExactFirst: p.ExactFirst,
-		DocTermDiscount: p.DocTermDiscount, DocContext: p.DocContext}
+		DocTermDiscount: p.DocTermDiscount, DocContext: p.DocContext, DocPresets: docPresets(p)}
+	if !docEvidence && !p.DocEvidenceEverywhere {
+		q.DocTermDiscount, q.DocContext = 0, 0
+	}
 	q.PhraseBoosts = boosts
 	var match, common []lexSel
 	for _, l := range lexemes {
@@ -301,6 +307,15 @@ func (r *Run) planLexical(ctx context.Context, prep store.LexicalPrep, ids []int
 		q.Impact.PhraseMatch = strings.Join(far, " | ")
 	}
 	return lexicalPlan{out: out, q: &q, depth: depth, match: match, common: common}, nil
+}
+
+// docPresets are the presets of the layers whose documents bring evidence
+// to a search (store.BM25Query.DocPresets; nil: every layer's).
+func docPresets(p Params) []string {
+	if p.DocEvidenceEverywhere {
+		return nil
+	}
+	return []string{"contracts"}
 }
 
 // clauseWords are the clause words a search adds (contracts: a layer of
@@ -393,6 +408,7 @@ func fuse(lex []store.LexHit, vec []store.VecHit, terms []string, p Params, cont
 	k := float64(p.RRFK)
 	for i, h := range lex {
 		c := get(h.ChunkID)
+		c.DocumentID = max(c.DocumentID, h.DocumentID)
 		c.Lexical = &ChannelHit{Rank: i + 1, Score: h.Score}
 		c.Fused += p.LexicalWeight / (k + float64(i+1))
 		for _, e := range h.Exact {
@@ -403,6 +419,7 @@ func fuse(lex []store.LexHit, vec []store.VecHit, terms []string, p Params, cont
 	}
 	for i, h := range vec {
 		c := get(h.ChunkID)
+		c.DocumentID = max(c.DocumentID, h.DocumentID)
 		c.Vector = &ChannelHit{Rank: i + 1, Score: h.Similarity}
 		c.Fused += p.vectorWeight(h.LayerID, contracts) / (k + float64(i+1))
 	}
@@ -413,10 +430,36 @@ func fuse(lex []store.LexHit, vec []store.VecHit, terms []string, p Params, cont
 		}
 		return lexRank(a) < lexRank(b)
 	})
+	order = perDocument(order, p.PerDocument)
 	for i, c := range order {
 		c.FusedRank = i + 1
 	}
 	return order
+}
+
+// perDocument moves each document's chunks after its first n (in order)
+// behind every other chunk, keeping their order: a top list then holds
+// more documents, each ranked by its best chunks, while a question only
+// one document answers still gets more of it. n 0 moves nothing; a chunk
+// of unknown document (0) is never moved.
+func perDocument(order []*Candidate, n int) []*Candidate {
+	if n <= 0 {
+		return order
+	}
+	seen := map[int64]int{}
+	kept := make([]*Candidate, 0, len(order))
+	var later []*Candidate
+	for _, c := range order {
+		if c.DocumentID != 0 {
+			seen[c.DocumentID]++
+			if seen[c.DocumentID] > n {
+				later = append(later, c)
+				continue
+			}
+		}
+		kept = append(kept, c)
+	}
+	return append(kept, later...)
 }
 
 func lexRank(c *Candidate) int {
@@ -576,7 +619,10 @@ func (r *Run) lexicalScopes(ctx context.Context, layers []store.Layer, ids []int
 	}
 	plans := make([]lexicalPlan, len(scopeIDs))
 	for i, sc := range scopeIDs {
-		plans[i], err = r.planLexical(ctx, prep.Prep(sc), sc, depth, contracts[i], func(w string) (map[string]int64, error) {
+		// Every scope of the one statement keeps the document evidence
+		// when any layer has it (SearchBM25Many takes one setting for all;
+		// DocPresets leaves the other layers' chunks alone).
+		plans[i], err = r.planLexical(ctx, prep.Prep(sc), sc, depth, contracts[i], anyContracts(layers), func(w string) (map[string]int64, error) {
 			j := slices.Index(words, w)
 			if j < 0 {
 				return nil, fmt.Errorf("expansion words %q were not prepared", w)

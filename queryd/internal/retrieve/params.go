@@ -60,6 +60,13 @@ type Params struct {
 	// (docs/retrieval.md).
 	DocTermDiscount float64
 	DocContext      float64
+	// The documents of layers of the contracts preset bring that evidence;
+	// a chunk of any other layer scores on its own and its document is not
+	// read, unless DocEvidenceEverywhere. Made for contracts, it lifts on
+	// SciFact as a user ingests it (2.7 chunks an abstract) every chunk of
+	// an abstract holding the query's words, crowding other abstracts out
+	// of the top 10 (issue 31, docs/retrieval.md, "Document evidence").
+	DocEvidenceEverywhere bool
 	// ClauseWords is the weight (a factor on idf) of the drafting words a
 	// contract question's clause type adds to the lexical query when a
 	// layer of the contracts preset is searched (ClauseWords,
@@ -96,6 +103,11 @@ type Params struct {
 	ImpactPerTerm     int
 	ImpactCandidates  int
 	ImpactPhraseLimit int
+
+	// PerDocument: after fusion, a document's chunks beyond its first
+	// PerDocument go behind every other document's (perDocument), so a
+	// top list holds more documents; 0 turns it off.
+	PerDocument int
 
 	// Depth is how many candidates each channel hands to fusion; 0 means
 	// max(50, 4 x top_k).

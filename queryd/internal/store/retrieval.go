@@ -212,6 +212,9 @@ type BM25Query struct {
 	// DocTermDiscount and DocContext bring in the candidate's document (see
 	// SearchBM25); both 0 score each chunk on its own.
 	DocTermDiscount, DocContext float64
+	// DocPresets are the layer presets whose documents bring that evidence
+	// (the others' chunks score on their own); nil: every layer.
+	DocPresets []string
 	// Share is each term's share of the searched chunks holding it (df/N),
 	// which the document evidence compares with its share of a document's
 	// chunks.
@@ -237,7 +240,10 @@ type ImpactSelect struct {
 // LexHit is one chunk the lexical channel scored.
 type LexHit struct {
 	ChunkID int64
-	Score   float64
+	// DocumentID is the chunk's document (0 where the hit was made
+	// without it).
+	DocumentID int64
+	Score      float64
 	// Exact holds the indexes (into BM25Query.Phrases) of the phrases the
 	// chunk matches.
 	Exact []int32
@@ -262,7 +268,9 @@ type LexHit struct {
 // document c·a·sigma·idf for each query lexeme the document holds, whether
 // the chunk holds it or not: the names select the document and lift all
 // its chunks alike, the rest of the question chooses among them. A
-// one-chunk document has sigma 0 and scores as without them.
+// one-chunk document has sigma 0 and scores as without them. Only the
+// documents of layers whose preset is in DocPresets bring evidence (nil:
+// every layer's); a chunk of another layer scores on its own.
 func (s *Corpus) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) {
 	filter, err := json.Marshal(nonNilMap(q.Filter))
 	if err != nil {
@@ -321,18 +329,18 @@ func (s *Corpus) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) 
 				share = append(share, 0)
 			}
 			scored = strings.NewReplacer("$DA", "$"+strconv.Itoa(n+1), "$DC", "$"+strconv.Itoa(n+2),
-				"$DS", "$"+strconv.Itoa(n+3)).Replace(scoredInDocuments)
-			args = append(args, q.DocTermDiscount, q.DocContext, share)
+				"$DS", "$"+strconv.Itoa(n+3), "$DP", "$"+strconv.Itoa(n+4)).Replace(scoredInDocuments)
+			args = append(args, q.DocTermDiscount, q.DocContext, share, q.DocPresets)
 		}
 		rows, err := tx.Query(ctx, `
 		WITH q AS (SELECT * FROM unnest($1::text[], $2::float8[]) AS t(lexeme, idf)),
 		`+ids+`,
 		cand AS (
-			SELECT c.id, c.document_id, c.tsv, c.tsv_len FROM strata.chunks c
+			SELECT c.id, c.layer_id, c.document_id, c.tsv, c.tsv_len FROM strata.chunks c
 			WHERE c.id = ANY(ARRAY(SELECT id FROM ids)) AND c.layer_id = ANY($3) AND c.metadata @> $4::jsonb
 		),
 		`+scored+`
-		SELECT id AS chunk_id, bm25 + coalesce((SELECT sum(($9::float8[])[i + 1]) FROM unnest(exact) i), 0) AS score, exact
+		SELECT id AS chunk_id, document_id, bm25 + coalesce((SELECT sum(($9::float8[])[i + 1]) FROM unnest(exact) i), 0) AS score, exact
 		FROM scored
 		ORDER BY `+order+` LIMIT $10`, args...)
 		if err != nil {
@@ -349,24 +357,28 @@ func (s *Corpus) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) 
 
 // scoredChunks scores each candidate on its own text (SearchBM25).
 const scoredChunks = `scored AS (
-			SELECT cand.id,
+			SELECT cand.id, cand.document_id,
 				sum(q.idf * (array_length(u.positions, 1) * ($5 + 1.0)) /
 					(array_length(u.positions, 1) + $5 * (1.0 - $6 + $6 * cand.tsv_len / $7))) AS bm25,
 				ARRAY(SELECT (p.i - 1)::int FROM unnest($8::tsquery[]) WITH ORDINALITY p(q, i)
 					WHERE cand.tsv @@ p.q ORDER BY p.i) AS exact
 			FROM cand CROSS JOIN LATERAL unnest(ts_filter(setweight(cand.tsv, 'A', $1::text[]), '{a}')) u
 				JOIN q ON q.lexeme = u.lexeme
-			GROUP BY cand.id, cand.tsv
+			GROUP BY cand.id, cand.document_id, cand.tsv
 		)`
 
 // scoredInDocuments scores each candidate with its document's evidence
-// (SearchBM25; $DA, $DC and $DS stand for the parameters holding
-// DocTermDiscount, DocContext and Share): dn counts the chunks of the
-// candidates' documents, dl each query lexeme's chunks in each of them
-// (every chunk of those documents is read, its tsvector cut to the query's
-// lexemes first) and its document share sigma, dsum the idf·sigma of the
-// lexemes each document holds.
-const scoredInDocuments = `docs AS MATERIALIZED (SELECT DISTINCT document_id FROM cand),
+// (SearchBM25; $DA, $DC, $DS and $DP stand for the parameters holding
+// DocTermDiscount, DocContext, Share and DocPresets). Only the documents of
+// layers whose preset is in DocPresets (every layer when it is NULL) speak:
+// docs holds the candidates' documents in them, dn counts their chunks, dl
+// each query lexeme's chunks in each of them (every chunk of those
+// documents is read, its tsvector cut to the query's lexemes first) and its
+// document share sigma, dsum the idf·sigma of the lexemes each document
+// holds. A candidate of another layer has no row in dl or dsum and scores
+// as in scoredChunks.
+const scoredInDocuments = `docs AS MATERIALIZED (SELECT DISTINCT cand.document_id FROM cand
+			JOIN strata.layers l ON l.id = cand.layer_id WHERE $DP::text[] IS NULL OR l.preset = ANY($DP::text[])),
 		dn AS MATERIALIZED (
 			SELECT c.document_id, count(*)::float8 AS nd FROM strata.chunks c
 			WHERE c.document_id IN (SELECT document_id FROM docs) GROUP BY c.document_id
@@ -386,18 +398,18 @@ const scoredInDocuments = `docs AS MATERIALIZED (SELECT DISTINCT document_id FRO
 			SELECT dl.document_id, sum(dl.idf * dl.sigma) AS ctx FROM dl GROUP BY dl.document_id
 		),
 		scored AS (
-			SELECT cand.id,
-				sum(q.idf * (1.0 - $DA::float8 * dl.sigma) *
+			SELECT cand.id, cand.document_id,
+				sum(q.idf * (1.0 - $DA::float8 * coalesce(dl.sigma, 0.0)) *
 					(array_length(u.positions, 1) * ($5 + 1.0)) /
 					(array_length(u.positions, 1) + $5 * (1.0 - $6 + $6 * cand.tsv_len / $7)))
-				+ $DC::float8 * $DA::float8 * min(dsum.ctx) AS bm25,
+				+ $DC::float8 * $DA::float8 * coalesce(min(dsum.ctx), 0.0) AS bm25,
 				ARRAY(SELECT (p.i - 1)::int FROM unnest($8::tsquery[]) WITH ORDINALITY p(q, i)
 					WHERE cand.tsv @@ p.q ORDER BY p.i) AS exact
 			FROM cand CROSS JOIN LATERAL unnest(ts_filter(setweight(cand.tsv, 'A', $1::text[]), '{a}')) u
 				JOIN q ON q.lexeme = u.lexeme
-				JOIN dl ON dl.document_id = cand.document_id AND dl.lexeme = u.lexeme
-				JOIN dsum ON dsum.document_id = cand.document_id
-			GROUP BY cand.id, cand.tsv
+				LEFT JOIN dl ON dl.document_id = cand.document_id AND dl.lexeme = u.lexeme
+				LEFT JOIN dsum ON dsum.document_id = cand.document_id
+			GROUP BY cand.id, cand.document_id, cand.tsv
 		)`
 
 // CompleteLayers returns which of the layers have every chunk embedded by
@@ -484,14 +496,19 @@ type VectorQuery struct {
 // VecHit is one chunk the vector channel found: the best cosine similarity
 // over its window vectors.
 type VecHit struct {
-	ChunkID    int64
-	LayerID    int64
+	ChunkID int64
+	LayerID int64
+	// DocumentID is the chunk's document, where the search read it
+	// (SearchVectors; 0 otherwise).
+	DocumentID int64 `db:"-"`
 	Similarity float64
 }
 
 // SearchVectors finds the chunks of the layers whose window vectors are
 // nearest the query vector. The model's HNSW index (the expression
-// embedding::vector(dims), partial on the model) orders the windows; with
+// embedding::halfvec(dims), partial on the model; the vectors are stored as
+// half-precision floats since migration 0027, and so is the query vector
+// compared) orders the windows; with
 // hnsw.iterative_scan = relaxed_order the scan goes on until the layer and
 // metadata filters (checked per window through chunks_content_hash) have let
 // through enough windows, so filtered searches still fill the limit. Windows
@@ -504,7 +521,7 @@ func (s *Corpus) SearchVectors(ctx context.Context, q VectorQuery) ([]VecHit, er
 	if q.Dims <= 0 || q.Dims != len(q.Vector) {
 		return nil, fmt.Errorf("vector search: query vector has %d dimensions, model %s has %d", len(q.Vector), q.Model, q.Dims)
 	}
-	dist := fmt.Sprintf("(e.embedding::vector(%d) <=> $1::vector(%d))", q.Dims, q.Dims)
+	dist := fmt.Sprintf("(e.embedding::halfvec(%d) <=> $1::halfvec(%d))", q.Dims, q.Dims)
 	// The model is inlined as schema.ModelLiteral writes it: the HNSW index
 	// is partial on model = '<name>' in the same words, and the planner
 	// proves that predicate only from a literal, never from a parameter of a
@@ -521,10 +538,10 @@ func (s *Corpus) SearchVectors(ctx context.Context, q VectorQuery) ([]VecHit, er
 			ORDER BY ` + dist + `
 			LIMIT $4
 		)
-		SELECT c.id AS chunk_id, c.layer_id AS layer_id, 1 - min(nn.dist) AS similarity
+		SELECT c.id AS chunk_id, c.layer_id AS layer_id, c.document_id, 1 - min(nn.dist) AS similarity
 		FROM nn JOIN strata.chunks c ON c.content_hash = nn.content_hash
 		WHERE c.layer_id = ANY($2) AND c.metadata @> $3::jsonb
-		GROUP BY c.id, c.layer_id ORDER BY similarity DESC, c.id LIMIT $5`
+		GROUP BY c.id, c.layer_id, c.document_id ORDER BY similarity DESC, c.id LIMIT $5`
 	var out []VecHit
 	err = pgx.BeginTxFunc(ctx, s.db, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		ef := q.EFSearch
@@ -540,7 +557,11 @@ func (s *Corpus) SearchVectors(ctx context.Context, q VectorQuery) ([]VecHit, er
 		if err != nil {
 			return err
 		}
-		out, err = pgx.CollectRows(rows, pgx.RowToStructByName[VecHit])
+		var h VecHit
+		_, err = pgx.ForEachRow(rows, []any{&h.ChunkID, &h.LayerID, &h.DocumentID, &h.Similarity}, func() error {
+			out = append(out, h)
+			return nil
+		})
 		return err
 	})
 	if err != nil {
@@ -559,7 +580,7 @@ func (s *Corpus) Similarities(ctx context.Context, model string, vec []float32, 
 	}
 	dims := len(vec)
 	rows, err := s.db.Query(ctx, fmt.Sprintf(`
-		SELECT c.id, max(1 - (e.embedding::vector(%d) <=> $1::vector(%d)))
+		SELECT c.id, max(1 - (e.embedding::halfvec(%d) <=> $1::halfvec(%d)))
 		FROM strata.chunks c JOIN strata.embeddings e ON e.content_hash = c.content_hash AND e.model = $2
 			AND e.dims = %d
 		WHERE c.id = ANY($3) GROUP BY c.id`, dims, dims, dims), pgvector.NewVector(vec), model, chunkIDs)
@@ -580,7 +601,7 @@ func (s *Corpus) SpanSimilarity(ctx context.Context, model string, vec []float32
 	dims := len(vec)
 	var sim *float64
 	err := s.db.QueryRow(ctx, fmt.Sprintf(`
-		SELECT max(1 - (e.embedding::vector(%d) <=> $1::vector(%d)))
+		SELECT max(1 - (e.embedding::halfvec(%d) <=> $1::halfvec(%d)))
 		FROM strata.chunks c JOIN strata.embeddings e ON e.content_hash = c.content_hash AND e.model = $2
 			AND e.dims = %d
 		WHERE c.document_id = $3 AND c.start_off < $5 AND c.end_off > $4`, dims, dims, dims),

@@ -165,7 +165,8 @@ func (s *Corpus) SearchBM25Many(ctx context.Context, qs []BM25Query) (hits [][]L
 		if q.Impact == nil || q.Impact.PerTerm != q0.Impact.PerTerm || q.Impact.Candidates != q0.Impact.Candidates ||
 			q.Impact.PhraseLimit != q0.Impact.PhraseLimit || !slices.Equal(q.Phrases, q0.Phrases) ||
 			q.K1 != q0.K1 || q.B != q0.B || q.Limit != q0.Limit || q.ExactFirst != q0.ExactFirst ||
-			q.DocTermDiscount != q0.DocTermDiscount || q.DocContext != q0.DocContext || !maps.Equal(q.Filter, q0.Filter) {
+			q.DocTermDiscount != q0.DocTermDiscount || q.DocContext != q0.DocContext || !maps.Equal(q.Filter, q0.Filter) ||
+			!slices.Equal(q.DocPresets, q0.DocPresets) || (q.DocPresets == nil) != (q0.DocPresets == nil) {
 			return nil, nil, fmt.Errorf("bm25 search of %d: %w", len(qs), errManyMismatch)
 		}
 	}
@@ -236,7 +237,7 @@ func (s *Corpus) SearchBM25Many(ctx context.Context, qs []BM25Query) (hits [][]L
 		for i, l := range lexemes {
 			any[i] = "'" + strings.NewReplacer(`\`, `\\`, `'`, `''`).Replace(l) + "'"
 		}
-		args = append(args, q0.DocTermDiscount, q0.DocContext, strings.Join(any, " | "))
+		args = append(args, q0.DocTermDiscount, q0.DocContext, strings.Join(any, " | "), q0.DocPresets)
 	}
 	sql := `
 		WITH t AS (SELECT * FROM unnest($1::int[], $2::text[], $3::float8[], $4::float8[]) AS t(scope, lexeme, idf, share)),
@@ -265,19 +266,19 @@ func (s *Corpus) SearchBM25Many(ctx context.Context, qs []BM25Query) (hits [][]L
 			WHERE c.id = ANY(ARRAY(SELECT DISTINCT id FROM ids)) AND c.metadata @> $8::jsonb
 		),
 		ex AS (
-			SELECT cand.id, cand.layer_id, ARRAY(SELECT (p.i - 1)::int FROM unnest($11::tsquery[]) WITH ORDINALITY p(q, i)
+			SELECT cand.id, cand.layer_id, cand.document_id, ARRAY(SELECT (p.i - 1)::int FROM unnest($11::tsquery[]) WITH ORDINALITY p(q, i)
 				WHERE cand.tsv @@ p.q ORDER BY p.i) AS exact
 			FROM cand
 		),
 		` + scored + `,
 		fin AS (
-			SELECT scored.scope, scored.id, ex.layer_id,
+			SELECT scored.scope, scored.id, ex.layer_id, ex.document_id,
 				bm25 + coalesce((SELECT sum(($12::float8[])[(scored.scope - 1) * $13 + i + 1]) FROM unnest(ex.exact) i), 0) AS score,
 				ex.exact
 			FROM scored JOIN ex ON ex.id = scored.id
 		)
-		SELECT scope, chunk_id, layer_id, score, exact FROM (
-			SELECT scope, id AS chunk_id, layer_id, score, exact,
+		SELECT scope, chunk_id, layer_id, document_id, score, exact FROM (
+			SELECT scope, id AS chunk_id, layer_id, document_id, score, exact,
 				row_number() OVER (PARTITION BY scope ORDER BY ` + order + `) AS n
 			FROM fin) x
 		WHERE n <= $14 ORDER BY scope, n`
@@ -302,7 +303,7 @@ func (s *Corpus) SearchBM25Many(ctx context.Context, qs []BM25Query) (hits [][]L
 		var scope int32
 		var h LexHit
 		var layer int64
-		_, err = pgx.ForEachRow(rows, []any{&scope, &h.ChunkID, &layer, &h.Score, &h.Exact}, func() error {
+		_, err = pgx.ForEachRow(rows, []any{&scope, &h.ChunkID, &layer, &h.DocumentID, &h.Score, &h.Exact}, func() error {
 			hits[scope-1] = append(hits[scope-1], h)
 			layerOf[h.ChunkID] = layer
 			h.Exact = nil // pgx scans each row's array into a new slice
@@ -333,20 +334,27 @@ const scoredChunksMany = `cu AS MATERIALIZED (
 		)`
 
 // scoredInDocumentsMany scores each (search, candidate) with the
-// candidate's document evidence as scoredInDocuments does. du holds the
-// query lexemes of every chunk of the candidates' documents that has one
-// ($23 matches any; the GIN index may find them), read once for all the
-// searches: the candidates' own lexemes (every candidate holds one) and,
-// counted, each lexeme's chunks in each document (dc). dn counts the
-// documents' chunks; the document shares (dl) and their sums (dsum) are
-// each search's, from its own shares and idf.
-const scoredInDocumentsMany = `docs AS MATERIALIZED (SELECT DISTINCT document_id, layer_id FROM cand),
+// candidate's document evidence as scoredInDocuments does: cu holds the
+// candidates' query lexemes (as in scoredChunksMany), docs their documents
+// in layers whose preset is in $24 (every layer when it is NULL). du holds
+// the query lexemes of every chunk of those documents that has one ($23
+// matches any; the GIN index may find them), read once for all the
+// searches, and dc counts each lexeme's chunks in each document. dn counts
+// the documents' chunks; the document shares (dl) and their sums (dsum)
+// are each search's, from its own shares and idf. A candidate of another
+// layer has no row in dl or dsum and scores as in scoredChunksMany.
+const scoredInDocumentsMany = `cu AS MATERIALIZED (
+			SELECT cand.id, cand.document_id, cand.tsv_len, u.lexeme, array_length(u.positions, 1) AS tf
+			FROM cand CROSS JOIN LATERAL unnest(ts_filter(setweight(cand.tsv, 'A', $20::text[]), '{a}')) u
+		),
+		docs AS MATERIALIZED (SELECT DISTINCT cand.document_id, cand.layer_id FROM cand
+			JOIN strata.layers l ON l.id = cand.layer_id WHERE $24::text[] IS NULL OR l.preset = ANY($24::text[])),
 		dn AS MATERIALIZED (
 			SELECT c.document_id, count(*)::float8 AS nd FROM strata.chunks c
 			WHERE c.document_id = ANY(ARRAY(SELECT document_id FROM docs)) GROUP BY c.document_id
 		),
 		du AS MATERIALIZED (
-			SELECT c.id, c.document_id, c.tsv_len, u.lexeme, array_length(u.positions, 1) AS tf
+			SELECT c.document_id, u.lexeme
 			FROM strata.chunks c CROSS JOIN LATERAL unnest(ts_filter(setweight(c.tsv, 'A', $20::text[]), '{a}')) u
 			WHERE c.document_id = ANY(ARRAY(SELECT document_id FROM docs)) AND c.tsv @@ $23::tsquery
 		),
@@ -354,8 +362,8 @@ const scoredInDocumentsMany = `docs AS MATERIALIZED (SELECT DISTINCT document_id
 			SELECT du.document_id, du.lexeme, count(*)::float8 AS cf FROM du GROUP BY du.document_id, du.lexeme
 		),
 		dl AS MATERIALIZED (
-			SELECT t.scope, dc.document_id, dc.lexeme, t.idf,
-				CASE WHEN dn.nd <= 1 THEN 0.0 ELSE greatest(0.0, 1.0 - t.share / (dc.cf / dn.nd)) END AS sigma
+			SELECT t.scope, dc.document_id, dc.lexeme,
+				CASE WHEN dn.nd <= 1 THEN 0.0 ELSE greatest(0.0, 1.0 - t.share / (dc.cf / dn.nd)) END AS sigma, t.idf
 			FROM dc JOIN dn ON dn.document_id = dc.document_id
 				JOIN docs ON docs.document_id = dc.document_id
 				JOIN sl ON sl.layer_id = docs.layer_id
@@ -365,13 +373,13 @@ const scoredInDocumentsMany = `docs AS MATERIALIZED (SELECT DISTINCT document_id
 			SELECT dl.scope, dl.document_id, sum(dl.idf * dl.sigma) AS ctx FROM dl GROUP BY dl.scope, dl.document_id
 		),
 		scored AS (
-			SELECT ids.scope, du.id,
-				sum(dl.idf * (1.0 - $21::float8 * dl.sigma) *
-					(du.tf * ($9 + 1.0)) /
-					(du.tf + $9 * (1.0 - $10 + $10 * du.tsv_len / ($7::numeric[])[ids.scope])))
-				+ $22::float8 * $21::float8 * min(dsum.ctx) AS bm25
-			FROM ids JOIN cand ON cand.id = ids.id JOIN du ON du.id = ids.id
-				JOIN dl ON dl.scope = ids.scope AND dl.document_id = du.document_id AND dl.lexeme = du.lexeme
-				JOIN dsum ON dsum.scope = ids.scope AND dsum.document_id = du.document_id
-			GROUP BY ids.scope, du.id
+			SELECT ids.scope, cu.id,
+				sum(t.idf * (1.0 - $21::float8 * coalesce(dl.sigma, 0.0)) *
+					(cu.tf * ($9 + 1.0)) /
+					(cu.tf + $9 * (1.0 - $10 + $10 * cu.tsv_len / ($7::numeric[])[ids.scope])))
+				+ $22::float8 * $21::float8 * coalesce(min(dsum.ctx), 0.0) AS bm25
+			FROM ids JOIN cu ON cu.id = ids.id JOIN t ON t.scope = ids.scope AND t.lexeme = cu.lexeme
+				LEFT JOIN dl ON dl.scope = ids.scope AND dl.document_id = cu.document_id AND dl.lexeme = cu.lexeme
+				LEFT JOIN dsum ON dsum.scope = ids.scope AND dsum.document_id = cu.document_id
+			GROUP BY ids.scope, cu.id
 		)`
