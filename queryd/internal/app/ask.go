@@ -29,8 +29,11 @@ import (
 // the extractive answers' receipts.
 func newAsker(corpus *store.Corpus, ledger, receipts *store.Ledger, q *queryEmbedder, cfg Config, log *slog.Logger) (*askpkg.Asker, error) {
 	opts := q.options(cfg)
+	// strata_ask's lists keep the document evidence in every layer: its
+	// reranker and marks were fitted and chosen on such lists
+	// (retrieve.Options.DocEvidenceEverywhere).
 	eng := retrieve.New(corpus, retrieve.Options{Embedder: opts.Embedder, EmbedderError: opts.EmbedderError,
-		Models: opts.Models, KeywordSlots: opts.KeywordSlots})
+		Models: opts.Models, KeywordSlots: opts.KeywordSlots, DocEvidenceEverywhere: true})
 	o := askpkg.Options{Engine: eng, Docs: corpus, Logger: log,
 		Budget: cfg.AnswerTokenBudget, RawQueries: cfg.Server.RawQueries}
 	var err error

@@ -41,6 +41,12 @@ type Options struct {
 	// OnChannel, when set, is called with each channel's time ("lexical",
 	// "vector").
 	OnChannel func(channel string, d time.Duration)
+	// DocEvidenceEverywhere gives every layer's documents the lexical
+	// channel's document evidence (Params.DocEvidenceEverywhere).
+	// strata_ask's engine sets it: its reranker and marks were fitted and
+	// chosen on lists made so, and without it its statuses on the answer
+	// set fell (issue 31; docs/retrieval.md, "Document evidence").
+	DocEvidenceEverywhere bool
 	// Tune, when set, overrides parameters after the defaults and the
 	// model's measured values (a benchmark comparing settings); a Query's
 	// own Params bypass it.
@@ -282,6 +288,7 @@ func (r *Run) Params(ctx context.Context) Params {
 			r.params = r.params.WithModel(p)
 		}
 	}
+	r.params.DocEvidenceEverywhere = r.params.DocEvidenceEverywhere || r.e.opt.DocEvidenceEverywhere
 	if r.e.opt.Tune != nil {
 		r.e.opt.Tune(&r.params)
 	}

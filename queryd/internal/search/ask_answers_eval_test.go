@@ -252,7 +252,7 @@ func TestEvalAskAnswers(t *testing.T) {
 	if len(stored) != len(layers) {
 		t.Fatalf("the database holds %d layers, the answer set has %d: use a database of its own", len(stored), len(layers))
 	}
-	eng := retrieve.New(st, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots})
+	eng := retrieve.New(st, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots, DocEvidenceEverywhere: true})
 	opt := ask.Options{Engine: eng, Docs: st, Reranker: ask.Offline{Model: lrank.Default}}
 	high, medium := ask.New(opt).Marks()
 	// STRATA_EVAL_RERANK_MARKS=HIGH/MEDIUM runs other marks for real (a

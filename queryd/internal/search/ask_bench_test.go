@@ -84,7 +84,7 @@ func BenchmarkAsk(b *testing.B) {
 func runAskBench(b *testing.B, st *store.Corpus, emb, sentEmb embed.Embedder, layer string, queries []string) {
 	ctx := context.Background()
 	stages := &stageTimes{}
-	eng := retrieve.New(st, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots})
+	eng := retrieve.New(st, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots, DocEvidenceEverywhere: true})
 	a := ask.New(ask.Options{Engine: eng, Docs: st, Reranker: ask.Offline{Model: lrank.Default}, OnStage: stages.add})
 	mode := ""
 	ask1 := func(q string) (time.Duration, error) {

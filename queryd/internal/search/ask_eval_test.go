@@ -35,7 +35,7 @@ func TestEvalAskSciFact(t *testing.T) {
 		t.Skip("the kept layer has the product shape (STRATA_EVAL_PRODUCT=1); the ask floors are for the default shape")
 	}
 	ctx := context.Background()
-	eng := retrieve.New(e.store, retrieve.Options{Embedder: e.emb, KeywordSlots: DefaultKeywordSlots})
+	eng := retrieve.New(e.store, retrieve.Options{Embedder: e.emb, KeywordSlots: DefaultKeywordSlots, DocEvidenceEverywhere: true})
 	a := ask.New(ask.Options{Engine: eng, Docs: e.store, Reranker: ask.Offline{Model: lrank.Default}})
 	unseen := unseenTestQueries(e.data)
 	var all, fresh float64

@@ -171,7 +171,7 @@ func TestEvalExtractiveAnswers(t *testing.T) {
 		t.Fatalf("the database holds %d layers, the answer set has %d: use a database of its own", len(stored), len(layers))
 	}
 	rec := &recordingSentences{inner: ask.OfflineSentences{Model: lrank.Default, Embedder: emb}}
-	eng := retrieve.New(st, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots})
+	eng := retrieve.New(st, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots, DocEvidenceEverywhere: true})
 	a := ask.New(ask.Options{Engine: eng, Docs: st, Reranker: ask.Offline{Model: lrank.Default}, Sentences: rec})
 	// The marks the Asker judges on (the offline reranker's measured ones):
 	// the simulations below use the same.

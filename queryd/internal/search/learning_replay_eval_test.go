@@ -69,7 +69,7 @@ func TestEvalLearningReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(ledger.Close)
-	eng := retrieve.New(corpus, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots})
+	eng := retrieve.New(corpus, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots, DocEvidenceEverywhere: true})
 	base := ask.Options{Engine: eng, Docs: corpus, Reranker: ask.Offline{Model: lrank.Default},
 		Rewriter: learning.WithLearned(nil, corpus, nil), Affinities: corpus}
 	measure := ask.New(base) // records nothing

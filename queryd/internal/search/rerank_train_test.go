@@ -103,7 +103,7 @@ func rerankPair(t *testing.T) float64 {
 func judgeSciFact(t *testing.T) []lrank.Judged {
 	e := setupEval(t)
 	ctx := context.Background()
-	eng := retrieve.New(e.store, retrieve.Options{Embedder: e.emb, KeywordSlots: DefaultKeywordSlots})
+	eng := retrieve.New(e.store, retrieve.Options{Embedder: e.emb, KeywordSlots: DefaultKeywordSlots, DocEvidenceEverywhere: true})
 	snap, err := eng.Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func judgeAnswers(t *testing.T) []lrank.Judged {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	eng := retrieve.New(st, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots})
+	eng := retrieve.New(st, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots, DocEvidenceEverywhere: true})
 	snap, err := eng.Snapshot(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -231,7 +231,7 @@ func TestEvalRerankTradeoff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := retrieve.New(st, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots})
+	eng := retrieve.New(st, retrieve.Options{Embedder: emb, KeywordSlots: DefaultKeywordSlots, DocEvidenceEverywhere: true})
 	opt := ask.Options{Engine: eng, Docs: st, Reranker: ask.Offline{Model: lrank.Default}}
 	high, medium := ask.New(opt).Marks()
 	if v := os.Getenv("STRATA_EVAL_RERANK_MARKS"); v != "" {
