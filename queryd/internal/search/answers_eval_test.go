@@ -62,10 +62,15 @@ type answersFloor struct{ hit1, hit5, mrr float64 }
 // 0.95; contract 0.79 0.95 0.87; table 0.88 1.00 0.94. (USE-lite's, on
 // 2 December at pipeline 9: lexical 0.90 0.95 0.93; paraphrase 0.08 0.31
 // 0.18; contract 0.83 0.95 0.88; table 0.75 1.00 0.88; docs/retrieval.md.)
+// Since document evidence is read in contracts layers only (issue 31,
+// chosen on SciFact's and this set's train splits), the original
+// paraphrase questions of the test split give 0.15 0.31 0.23 named and
+// 0.08 0.31 0.14 routed: one question fewer at hit@1 and hit@5; the floors
+// are one question under those.
 var answersFloorsNamed = map[string]answersFloor{
 	answers.KindExact:      {0.93, 0.93, 0.93},
 	answers.KindLexical:    {0.76, 0.90, 0.83},
-	answers.KindParaphrase: {0.15, 0.30, 0.24},
+	answers.KindParaphrase: {0.07, 0.23, 0.15},
 	answers.KindCode:       {0.84, 0.92, 0.88},
 	answers.KindContract:   {0.76, 0.92, 0.84},
 	answers.KindTable:      {0.75, 0.87, 0.81},
@@ -78,7 +83,7 @@ var answersFloorsNamed = map[string]answersFloor{
 var answersFloorsRouted = map[string]answersFloor{
 	answers.KindExact:      {0.93, 0.93, 0.93},
 	answers.KindLexical:    {0.76, 0.90, 0.83},
-	answers.KindParaphrase: {0.07, 0.30, 0.18},
+	answers.KindParaphrase: {0, 0.23, 0.06},
 	answers.KindCode:       {0.76, 0.84, 0.80},
 	answers.KindContract:   {0.76, 0.92, 0.84},
 	answers.KindTable:      {0.75, 0.87, 0.81},
@@ -91,8 +96,11 @@ var answersFloorsRouted = map[string]answersFloor{
 // questions with the right passage first marked low at most
 // rightFirstLowCeiling (measured 0.51; USE-lite's 0.61). Neither model's
 // cosine separates the two well (docs/embeddings.md, "Similarity marks").
+// Since document evidence is read in contracts layers only, the original
+// unanswerable questions marked low are 0.80 (20 of 25): the floor is one
+// under.
 const (
-	unanswerableLowFloor = 0.84
+	unanswerableLowFloor = 0.76
 	// similarityAUCFloor is the least similarityAUC the default model must
 	// keep on the test split, layer named: measured 0.635 for
 	// bge-small-en-v1.5, less a margin. Issue 28's target is 0.75, which
