@@ -85,6 +85,14 @@ func TestDocumentEvidenceContractsOnly(t *testing.T) {
 			t.Errorf("%q: with DocEvidenceEverywhere want the chunk of %s holding %q first, got %s: %.80q", c.q, c.file, c.want, file, text)
 		}
 	}
+	// strata_ask's engine sets the option: a run's parameters carry it.
+	ctx := context.Background()
+	for _, on := range []bool{false, true} {
+		eng := New(st, Options{Embedder: bow{}, KeywordSlots: 1, DocEvidenceEverywhere: on})
+		if got := eng.Query(Query{Text: "which law governs", TopK: 3}).Params(ctx).DocEvidenceEverywhere; got != on {
+			t.Errorf("Options.DocEvidenceEverywhere %v: the run's parameters say %v", on, got)
+		}
+	}
 }
 
 // evidenceCases are questions naming the parties of one fixture contract
