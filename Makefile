@@ -23,7 +23,7 @@ run: setup db-start build ## set up, start the local database, ingest DOCS, sear
 	./bin/ingestd add "$(DOCS)" --layer "$(LAYER)" --wait
 	./bin/queryd search "$(QUERY)" --layers "$(LAYER)" --top-k 3
 	@echo
-	@echo "Serving MCP at http://127.0.0.1:8377/mcp and the HTTP API on the same port (Ctrl-C stops)."
+	@echo "Serving MCP at http://127.0.0.1:8377/mcp, the HTTP API on the same port and the explorer at http://127.0.0.1:8377/ui/ (Ctrl-C stops)."
 	@echo "Search from another terminal: ./bin/queryd search \"your question\" --layers $(LAYER)"
 	./bin/queryd serve
 
