@@ -7,7 +7,7 @@ LAYER ?= $(notdir $(patsubst %/,%,$(DOCS)))
 QUERY ?= How many unused leave days can be carried over?
 GO ?= go
 
-.PHONY: help setup build run test bench eval eval-answers eval-learning train-reranker train-sentences lint fuzz db-start db-stop replica replica-stop clean
+.PHONY: help setup build run test bench bench-peer eval eval-answers eval-learning train-reranker train-sentences lint fuzz db-start db-stop replica replica-stop clean
 
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -33,6 +33,9 @@ test: ## run all tests against a throwaway PostgreSQL cluster
 bench: ## run the benchmarks (medians over repeated runs), then the command line's p50 with and without a queryd serve (scripts/cli-bench.sh)
 	@bash scripts/bench.sh
 	@bash scripts/cli-bench.sh
+
+bench-peer: ## StrataKB beside the peer qmd on SciFact in one run, alternating (search p50/p95 over REST and MCP, 8 clients, the CLI, index size, nDCG@10; ROUNDS, CLI_RUNS; installs ../shared/bench/qmd-peer into var/ first)
+	@bash scripts/bench-peer.sh
 
 eval: ## SciFact nDCG@10 and Recall@100 for lexical, vector, hybrid and strata_ask, and strata_ask on the answer set; fails under the floors (slow: 22 min measured on 2 busy cores, most of it embedding)
 	@STRATA_EVAL=1 bash scripts/test.sh -run 'TestEvalSciFact|TestEvalAskSciFact|TestEvalAskAnswers' -v -timeout 90m ./queryd/internal/search/
