@@ -14,7 +14,8 @@
 # StrataKB answers from a queryd serve on STRATA_BENCH_PEER_DATABASE_URL,
 # default the eval_product database of the local cluster (SciFact ingested
 # as a user would: see the message below when it is missing); layer
-# STRATA_BENCH_PEER_LAYER (default scifact). A fresh serve is started for
+# STRATA_BENCH_PEER_LAYER (default scifact), read only (LEARNING_ENABLED is
+# false: queryd records no interaction). A fresh serve is started for
 # each of its measures, so that no answer comes from its result cache. qmd
 # answers lex-only queries (rerank off) as in the harness; its lex search
 # joins a claim's words with AND, so most claims find nothing (its README).
@@ -28,6 +29,8 @@ rounds=${ROUNDS:-2}
 cli_runs=${CLI_RUNS:-20}
 layer=${STRATA_BENCH_PEER_LAYER:-scifact}
 addr=${STRATA_BENCH_PEER_ADDR:-127.0.0.1:18378}
+# The benchmark reads the database only: queryd records no interaction.
+export LEARNING_ENABLED=false
 
 # The peer: copied and installed once (install.sh is a no-op afterwards).
 if [[ ! -x $peer/install.sh ]]; then

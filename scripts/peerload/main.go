@@ -155,7 +155,6 @@ func timeCLI(command []string, qs []query) result {
 	for _, q := range qs {
 		t0 := time.Now()
 		cmd := exec.Command(command[0], append(slices.Clone(command[1:]), q.text)...)
-		cmd.Stdout, cmd.Stderr = nil, nil
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return result{err: fmt.Errorf("query %s: %s: %w: %.300s", q.id, command[0], err, b)}
 		}
