@@ -44,15 +44,18 @@ import (
 //     `ingestd add --wait` does it (walk, parse, store, each document's
 //     embed job), timed from the start of the run to the last vector.
 //
-// Each path reports chunks/s and its ratio to bare; the ingest path also
-// reports the share of its wall time spent in the model (model_busy), the
-// model's own rate there (model_chunks/s_in_ingest: slower than bare when
-// parsing takes CPU from it), the model calls and their mean batch, which
-// say where the rest of the time went.
+// Each path reports chunks/s and its ratio to bare; sweep and ingest also
+// say where their time went: the share of their wall time spent in the
+// model (model_busy), the model's own rate there (model_chunks/s: under the
+// bare rate when other work takes CPU from it), the time before the first
+// model call (lead_s: the River job starting; in ingest, the first files
+// parsed and stored) and after the last one (tail_s: storing the last
+// vectors, the HNSW index, the job's completion), the longest wait between
+// two model calls (max_gap_s) and the mean batch.
+// Each figure is the median of the b.N passes.
 func BenchmarkEmbedThroughput(b *testing.B) {
 	dir := b.TempDir()
-	docs := benchDocs(b)
-	writeSciFactDocs(b, dir, docs)
+	writeSciFactDocs(b, dir, benchDocs(b))
 	emb := defaultModel(b)
 	batch := embed.DefaultLocalBatchSize
 	workers := jobs.DefaultWorkers(runtime.NumCPU())
@@ -63,31 +66,45 @@ func BenchmarkEmbedThroughput(b *testing.B) {
 	texts := chunkTexts(b, pool)
 	bareRate(b, jobs.SingleVector(emb), texts[:min(batch, len(texts))], batch) // warm the model up
 
-	var bare, sweep, ingest []float64
-	var last *timedVectorizer
+	var bare []float64
+	var sweep, ingest []pass
 	b.ResetTimer()
 	for b.Loop() {
 		bare = append(bare, bareRate(b, jobs.SingleVector(emb), texts, batch))
-		sweep = append(sweep, sweepRate(b, pool, jobs.SingleVector(emb), len(texts), batch, workers))
 		tv := &timedVectorizer{v: jobs.SingleVector(emb)}
-		ingest = append(ingest, ingestRate(b, dir, tv, len(texts), batch, workers))
-		last = tv
+		sweep = append(sweep, tv.pass(len(texts), sweepTime(b, pool, tv, batch, workers)))
+		tv = &timedVectorizer{v: jobs.SingleVector(emb)}
+		ingest = append(ingest, tv.pass(len(texts), ingestTime(b, dir, tv, batch, workers)))
 	}
 	b.StopTimer()
-	mb, ms, mi := median(bare), median(sweep), median(ingest)
+	mb := median(bare)
 	b.ReportMetric(float64(len(texts)), "chunks")
 	b.ReportMetric(mb, "bare_chunks/s")
-	b.ReportMetric(ms, "sweep_chunks/s")
-	b.ReportMetric(mi, "ingest_chunks/s")
-	b.ReportMetric(ms/mb, "sweep/bare")
-	b.ReportMetric(mi/mb, "ingest/bare")
-	busy, calls, n, wall := last.figures()
-	b.ReportMetric(busy.Seconds()/wall.Seconds(), "model_busy")
-	b.ReportMetric(float64(n)/busy.Seconds(), "model_chunks/s_in_ingest")
-	b.ReportMetric(float64(calls), "model_calls")
-	if calls > 0 {
-		b.ReportMetric(float64(n)/float64(calls), "mean_batch")
+	for _, p := range []struct {
+		name   string
+		passes []pass
+	}{{"sweep", sweep}, {"ingest", ingest}} {
+		rate := medianOf(p.passes, func(x pass) float64 { return x.rate })
+		b.ReportMetric(rate, p.name+"_chunks/s")
+		b.ReportMetric(rate/mb, p.name+"/bare")
+		b.ReportMetric(medianOf(p.passes, func(x pass) float64 { return x.busy }), p.name+"_model_busy")
+		b.ReportMetric(medianOf(p.passes, func(x pass) float64 { return x.modelRate }), p.name+"_model_chunks/s")
+		b.ReportMetric(medianOf(p.passes, func(x pass) float64 { return x.lead }), p.name+"_lead_s")
+		b.ReportMetric(medianOf(p.passes, func(x pass) float64 { return x.tail }), p.name+"_tail_s")
+		b.ReportMetric(medianOf(p.passes, func(x pass) float64 { return x.gap }), p.name+"_max_gap_s")
+		b.ReportMetric(medianOf(p.passes, func(x pass) float64 { return x.batch }), p.name+"_mean_batch")
 	}
+}
+
+// pass is one sweep's or ingest's figures (see BenchmarkEmbedThroughput).
+type pass struct{ rate, busy, modelRate, lead, tail, gap, batch float64 }
+
+func medianOf(ps []pass, f func(pass) float64) float64 {
+	v := make([]float64, len(ps))
+	for i, p := range ps {
+		v[i] = f(p)
+	}
+	return median(v)
 }
 
 // benchDocs is how many SciFact abstracts the benchmark ingests.
@@ -173,10 +190,11 @@ func bareRate(b *testing.B, vec jobs.Vectorizer, texts []string, batch int) floa
 	return float64(len(texts)) / time.Since(start).Seconds()
 }
 
-// sweepRate drops the layer's vectors and HNSW index and times one sweep.
-func sweepRate(b *testing.B, pool *pgxpool.Pool, vec jobs.Vectorizer, n, batch, workers int) float64 {
+// sweepTime drops the layer's vectors and HNSW index and times one sweep
+// from its insertion until no chunk lacks a vector and the job is done.
+func sweepTime(b *testing.B, pool *pgxpool.Pool, tv *timedVectorizer, batch, workers int) time.Duration {
 	ctx := context.Background()
-	mi := vec.Model()
+	mi := tv.Model()
 	if _, err := pool.Exec(ctx, `DELETE FROM strata.embeddings WHERE model = $1`, mi.Name); err != nil {
 		b.Fatal(err)
 	}
@@ -187,19 +205,19 @@ func sweepRate(b *testing.B, pool *pgxpool.Pool, vec jobs.Vectorizer, n, batch, 
 	if err != nil {
 		b.Fatal(err)
 	}
-	client := startClient(b, pool, vec, batch, workers)
+	client := startClient(b, pool, tv, batch, workers)
 	defer client.Stop(ctx) //nolint:errcheck
-	start := time.Now()
+	tv.begin()
 	if _, err := client.Insert(ctx, jobs.EmbedArgs{LayerID: l.ID, Model: mi.Name}, nil); err != nil {
 		b.Fatal(err)
 	}
 	waitVectors(b, pool, client, mi.Name, l.ID)
-	return float64(n) / time.Since(start).Seconds()
+	return tv.since()
 }
 
-// ingestRate ingests dir into a fresh database with vec and times the run
-// from its start to its last vector.
-func ingestRate(b *testing.B, dir string, vec jobs.Vectorizer, n, batch, workers int) float64 {
+// ingestTime ingests dir into a fresh database with tv, from the start of
+// the run until its last vector is stored and no embed job is left.
+func ingestTime(b *testing.B, dir string, tv *timedVectorizer, batch, workers int) time.Duration {
 	ctx := context.Background()
 	pool, _ := dbtest.NewPool(b)
 	defer pool.Close()
@@ -209,18 +227,14 @@ func ingestRate(b *testing.B, dir string, vec jobs.Vectorizer, n, batch, workers
 	if err != nil {
 		b.Fatal(err)
 	}
-	client := startClient(b, pool, vec, batch, workers)
+	client := startClient(b, pool, tv, batch, workers)
 	defer client.Stop(ctx) //nolint:errcheck
-	start := time.Now()
+	tv.begin()
 	if _, err := jobs.StartIngest(ctx, pool, client, l.ID, "bench"); err != nil {
 		b.Fatal(err)
 	}
-	waitVectors(b, pool, client, vec.Model().Name, l.ID)
-	wall := time.Since(start)
-	if tv, ok := vec.(*timedVectorizer); ok {
-		tv.wall = wall
-	}
-	return float64(n) / wall.Seconds()
+	waitVectors(b, pool, client, tv.Model().Name, l.ID)
+	return tv.since()
 }
 
 func startClient(b *testing.B, pool *pgxpool.Pool, vec jobs.Vectorizer, batch, workers int) *river.Client[pgx.Tx] {
@@ -264,38 +278,57 @@ func waitVectors(b *testing.B, pool *pgxpool.Pool, client *river.Client[pgx.Tx],
 		select {
 		case <-ctx.Done():
 			b.Fatalf("layer %d: %d of %d chunks without a vector after 30 minutes", layerID, pending, chunks)
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
 
-// timedVectorizer counts the time spent in the model and the texts it got.
+// timedVectorizer counts the time spent in the model, the calls and the
+// texts, and when the first call began and the last one ended.
 type timedVectorizer struct {
-	v     jobs.Vectorizer
-	mu    sync.Mutex
-	busy  time.Duration
-	calls int
-	texts int
-	wall  time.Duration
+	v                  jobs.Vectorizer
+	mu                 sync.Mutex
+	start, first, last time.Time
+	busy, maxGap       time.Duration
+	calls, texts       int
 }
 
 func (t *timedVectorizer) Model() embed.ModelInfo { return t.v.Model() }
 
 func (t *timedVectorizer) EmbedChunks(ctx context.Context, texts []string) ([][][]float32, error) {
-	start := time.Now()
+	began := time.Now()
 	out, err := t.v.EmbedChunks(ctx, texts)
 	t.mu.Lock()
-	t.busy += time.Since(start)
+	defer t.mu.Unlock()
+	if t.calls == 0 {
+		t.first = began
+	} else {
+		t.maxGap = max(t.maxGap, began.Sub(t.last))
+	}
+	t.last = time.Now()
+	t.busy += t.last.Sub(began)
 	t.calls++
 	t.texts += len(texts)
-	t.mu.Unlock()
 	return out, err
 }
 
-func (t *timedVectorizer) figures() (busy time.Duration, calls, texts int, wall time.Duration) {
+func (t *timedVectorizer) begin() { t.start = time.Now() }
+
+func (t *timedVectorizer) since() time.Duration { return time.Since(t.start) }
+
+// pass turns the counts into a pass's figures: n chunks in wall.
+func (t *timedVectorizer) pass(n int, wall time.Duration) pass {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.busy, t.calls, t.texts, t.wall
+	p := pass{rate: float64(n) / wall.Seconds(), busy: t.busy.Seconds() / wall.Seconds()}
+	if t.calls > 0 {
+		p.modelRate = float64(t.texts) / t.busy.Seconds()
+		p.lead = t.first.Sub(t.start).Seconds()
+		p.tail = t.start.Add(wall).Sub(t.last).Seconds()
+		p.batch = float64(t.texts) / float64(t.calls)
+		p.gap = t.maxGap.Seconds()
+	}
+	return p
 }
 
 func median(v []float64) float64 {

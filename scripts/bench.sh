@@ -21,7 +21,7 @@ fi
 # Medians of the memory and speed figures, one line per benchmark and
 # metric. A benchmark line is: name iterations value unit value unit ...
 awk '
-/^Benchmark(IngestPeakRSS|IngestFiles|QueryThreads|SearchModelThreads|LocalModels)/ {
+/^Benchmark(IngestPeakRSS|IngestFiles|QueryThreads|SearchModelThreads|LocalModels|EmbedThroughput)/ {
 	name = $1
 	sub(/-[0-9]+$/, "", name)
 	for (i = 3; i + 1 <= NF; i += 2) {
