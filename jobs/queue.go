@@ -39,7 +39,7 @@ const (
 
 	// busyLayerSnooze is how long a sweep whose layer is being embedded by
 	// another job waits before it looks again.
-	busyLayerSnooze = time.Second
+	busyLayerSnooze = 250 * time.Millisecond
 )
 
 // filePriority is the River priority of the parse job of the n-th file
