@@ -139,10 +139,7 @@ func strataDocs(raw []byte) ([]string, error) {
 func docID(file string) string {
 	name := path.Base(file)
 	name = strings.TrimSuffix(name, path.Ext(name))
-	if strings.HasPrefix(name, "d") {
-		name = name[1:]
-	}
-	return name
+	return strings.TrimPrefix(name, "d")
 }
 
 func rpc(id int, method string, params any) map[string]any {
