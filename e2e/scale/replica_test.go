@@ -234,6 +234,11 @@ func (e *replicaEnv) standbyStopped(t *testing.T, base string) {
 			t.Errorf("search with fallback, standby down: %d %s", status, body)
 		}
 	}
+	// Answering from the primary is a degraded state, and /healthz says so.
+	if st, b := call(t, fbBase, "/healthz", nil); st != 200 || !strings.Contains(string(b), `"status":"degraded"`) ||
+		!strings.Contains(string(b), `"read_replica"`) {
+		t.Errorf("/healthz with the standby down and the fallback on: %d %s, want degraded naming the read replica", st, b)
+	}
 	e.standby.StartAgain(t)
 	t.Logf("standby down for %s", time.Since(down).Round(time.Millisecond))
 	back := waitFor(t, 15*time.Second, "searches through the standby again", func() bool {

@@ -106,6 +106,17 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 // replica).
 type databases []interface{ Ping(context.Context) error }
 
+// ReadingFromPrimary reports whether a handle's reads have gone to the
+// primary because its read replica does not answer.
+func (d databases) ReadingFromPrimary() bool {
+	for _, h := range d {
+		if r, ok := h.(interface{ ReadingFromPrimary() bool }); ok && r.ReadingFromPrimary() {
+			return true
+		}
+	}
+	return false
+}
+
 // Ping pings each handle; the first error wins.
 func (d databases) Ping(ctx context.Context) error {
 	for _, h := range d {

@@ -306,10 +306,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // Health is the body of /healthz.
 type Health struct {
-	Status         string          `json:"status"` // ok, degraded or unavailable
-	Database       ComponentHealth `json:"database"`
-	EmbeddingModel ComponentHealth `json:"embedding_model"`
-	Tools          []string        `json:"tools"`
+	Status   string          `json:"status"` // ok, degraded or unavailable
+	Database ComponentHealth `json:"database"`
+	// ReadReplica is set while the read replica does not answer and reads
+	// go to the primary (QUERYD_READ_FALLBACK=primary): degraded.
+	ReadReplica    *ComponentHealth `json:"read_replica,omitempty"`
+	EmbeddingModel ComponentHealth  `json:"embedding_model"`
+	Tools          []string         `json:"tools"`
 }
 
 // ComponentHealth is one dependency's state.
@@ -336,6 +339,13 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 			h.Status = "unavailable"
 		} else {
 			s.outage.reached(context.WithoutCancel(ctx), s.log)
+		}
+		if r, ok := s.deps.DB.(interface{ ReadingFromPrimary() bool }); ok && r.ReadingFromPrimary() {
+			h.ReadReplica = &ComponentHealth{Status: "unavailable",
+				Error: "the read replica does not answer: reads go to the primary (QUERYD_READ_FALLBACK=primary)"}
+			if h.Status == "ok" {
+				h.Status = "degraded"
+			}
 		}
 	}
 	if s.deps.Model != nil {

@@ -150,6 +150,11 @@ func newGatedDB(url string, params map[string]string, o openOptions) (gatedDB, e
 // through the gate.
 func (h *handle) Ping(ctx context.Context) error { return h.db.Ping(ctx) }
 
+// ReadingFromPrimary reports whether the read replica was unreachable at
+// the last call and reads went to the primary (QUERYD_READ_FALLBACK
+// primary): /healthz says so.
+func (h *handle) ReadingFromPrimary() bool { return h.db.state != nil && h.db.state.on.Load() }
+
 // Close closes the pools.
 func (h *handle) Close() {
 	h.pool.Close()
