@@ -4,18 +4,14 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/replicatest"
 	"github.com/stratakb/stratakb/internal/rrproxy"
-	"github.com/stratakb/stratakb/internal/testenv"
 )
 
 // BenchmarkMultiQuerydReplica is BenchmarkMultiQueryd with the searches
@@ -74,60 +70,15 @@ func BenchmarkMultiQuerydReplica(b *testing.B) {
 // tb ends, failed or not.
 func mqReplicaClusters(tb testing.TB, n int) (primary, standby *mqCluster) {
 	tb.Helper()
-	root := testenv.RepoRoot(tb)
-	model := filepath.Join(root, embed.ModelsDir, embed.DefaultLocalModel)
-	testenv.Require(tb, model, "the local embedding model (make setup)")
-	testenv.Require(tb, filepath.Join(root, embed.DefaultLibraryPath), "ONNX Runtime (make setup)")
-	ownerURL := dbtest.NewDatabase(tb)
-	sb := replicatest.Start(tb)
-
-	bin := tb.TempDir()
-	for _, pkg := range []string{"ingestd", "queryd"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(bin, pkg), "./"+pkg)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			tb.Fatalf("go build %s: %v\n%s", pkg, err, out)
-		}
-	}
-	add := exec.Command(filepath.Join(bin, "ingestd"), "add", "fixtures/handbook", "--layer", mqLayer, "--wait")
-	add.Dir, add.Env = root, append(mqEnv(), "DATABASE_URL="+ownerURL)
-	if out, err := add.CombinedOutput(); err != nil {
-		tb.Fatalf("ingestd add: %v\n%s", err, out)
-	}
+	var sb *replicatest.Standby
+	d := mqDeploy(tb, func() { sb = replicatest.Start(tb) })
 	r := sb.WaitReplayed(tb, 60*time.Second)
 	tb.Logf("standby replayed the ingest: %d bytes behind, caught up in %s", r.BehindBytes, r.Wait.Round(time.Millisecond))
-
-	keys := tb.TempDir()
-	querydURL := dbtest.QuerydURL(tb, ownerURL)
-	env := append(mqEnv(), "QUERYD_DATABASE_URL="+querydURL,
-		"QUERYD_SESSION_KEY_FILE="+filepath.Join(keys, "mcp-session.key"),
-		"QUERYD_RECEIPT_KEY_FILE="+filepath.Join(keys, "receipt-ed25519.key"),
-		"STRATA_MODEL_DIR="+model, "ONNXRUNTIME_LIB="+filepath.Join(root, embed.DefaultLibraryPath),
-		"LOG_LEVEL=warn")
-	primary, standby = &mqCluster{root: root}, &mqCluster{root: root}
-	for _, side := range []struct {
-		name  string
-		c     *mqCluster
-		extra []string
-	}{{"primary", primary, nil}, {"standby", standby, []string{"QUERYD_READ_DATABASE_URL=" + sb.URL(tb, querydURL)}}} {
-		for i := range n {
-			addr := mqFreeAddr(tb)
-			side.c.backends = append(side.c.backends, "http://"+addr)
-			side.c.pids = append(side.c.pids, mqStart(tb, fmt.Sprintf("queryd %d reading from the %s", i, side.name), root,
-				append(append(append([]string{}, env...), side.extra...), "QUERYD_ADDR="+addr), filepath.Join(bin, "queryd"), "serve"))
-		}
-	}
-	for _, c := range []*mqCluster{primary, standby} {
-		for _, be := range c.backends {
-			mqWait(tb, 60*time.Second, "queryd at "+be+" to answer /healthz", func() bool {
-				resp, err := http.Get(be + "/healthz")
-				if err != nil {
-					return false
-				}
-				resp.Body.Close()
-				return resp.StatusCode == http.StatusOK
-			})
-		}
-	}
+	querydURL := dbtest.QuerydURL(tb, d.ownerURL)
+	primary, standby = &mqCluster{root: d.root}, &mqCluster{root: d.root}
+	d.start(tb, primary, n, "queryd reading from the primary", d.env(tb, querydURL))
+	d.start(tb, standby, n, "queryd reading from the standby", d.env(tb, querydURL, "QUERYD_READ_DATABASE_URL="+sb.URL(tb, querydURL)))
+	primary.waitHealthy(tb)
+	standby.waitHealthy(tb)
 	return primary, standby
 }

@@ -43,39 +43,77 @@ type mqCluster struct {
 // removed when tb ends, failed or not.
 func mqNewCluster(tb testing.TB, n int) *mqCluster {
 	tb.Helper()
-	root := testenv.RepoRoot(tb)
-	model := filepath.Join(root, embed.ModelsDir, embed.DefaultLocalModel)
-	testenv.Require(tb, model, "the local embedding model (make setup)")
-	testenv.Require(tb, filepath.Join(root, embed.DefaultLibraryPath), "ONNX Runtime (make setup)")
-	ownerURL := dbtest.NewDatabase(tb)
+	d := mqDeploy(tb, nil)
+	c := &mqCluster{root: d.root}
+	d.start(tb, c, n, "queryd", d.env(tb, dbtest.QuerydURL(tb, d.ownerURL)))
+	c.waitHealthy(tb)
+	return c
+}
 
-	bin := tb.TempDir()
+// mqDeployment is what the clusters of one test share: the repository,
+// the built binaries, the local model, the database with the handbook
+// ingested, and one folder of keys.
+type mqDeployment struct {
+	root, bin, model, ownerURL, keys string
+}
+
+// mqDeploy builds ingestd and queryd, and ingests the handbook into a new
+// database with the real ingestd and the local model; beforeIngest, when
+// set, runs once the database exists (a standby made then replays the
+// ingest).
+func mqDeploy(tb testing.TB, beforeIngest func()) mqDeployment {
+	tb.Helper()
+	root := testenv.RepoRoot(tb)
+	d := mqDeployment{root: root, bin: tb.TempDir(), keys: tb.TempDir(),
+		model: filepath.Join(root, embed.ModelsDir, embed.DefaultLocalModel)}
+	testenv.Require(tb, d.model, "the local embedding model (make setup)")
+	testenv.Require(tb, filepath.Join(root, embed.DefaultLibraryPath), "ONNX Runtime (make setup)")
+	d.ownerURL = dbtest.NewDatabase(tb)
 	for _, pkg := range []string{"ingestd", "queryd"} {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(bin, pkg), "./"+pkg)
+		cmd := exec.Command("go", "build", "-o", filepath.Join(d.bin, pkg), "./"+pkg)
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
 			tb.Fatalf("go build %s: %v\n%s", pkg, err, out)
 		}
 	}
-	add := exec.Command(filepath.Join(bin, "ingestd"), "add", "fixtures/handbook", "--layer", mqLayer, "--wait")
-	add.Dir, add.Env = root, append(mqEnv(), "DATABASE_URL="+ownerURL)
+	if beforeIngest != nil {
+		beforeIngest()
+	}
+	add := exec.Command(filepath.Join(d.bin, "ingestd"), "add", "fixtures/handbook", "--layer", mqLayer, "--wait")
+	add.Dir, add.Env = root, append(mqEnv(), "DATABASE_URL="+d.ownerURL)
 	if out, err := add.CombinedOutput(); err != nil {
 		tb.Fatalf("ingestd add: %v\n%s", err, out)
 	}
+	return d
+}
 
-	keys := tb.TempDir()
-	env := append(mqEnv(), "QUERYD_DATABASE_URL="+dbtest.QuerydURL(tb, ownerURL),
-		"QUERYD_SESSION_KEY_FILE="+filepath.Join(keys, "mcp-session.key"),
-		"QUERYD_RECEIPT_KEY_FILE="+filepath.Join(keys, "receipt-ed25519.key"),
-		"STRATA_MODEL_DIR="+model, "ONNXRUNTIME_LIB="+filepath.Join(root, embed.DefaultLibraryPath),
+// env is a queryd process's environment on the database at querydURL:
+// one session key and one receipt key for every process, the local model.
+func (d mqDeployment) env(tb testing.TB, querydURL string, extra ...string) []string {
+	tb.Helper()
+	env := append(mqEnv(), "QUERYD_DATABASE_URL="+querydURL,
+		"QUERYD_SESSION_KEY_FILE="+filepath.Join(d.keys, "mcp-session.key"),
+		"QUERYD_RECEIPT_KEY_FILE="+filepath.Join(d.keys, "receipt-ed25519.key"),
+		"STRATA_MODEL_DIR="+d.model, "ONNXRUNTIME_LIB="+filepath.Join(d.root, embed.DefaultLibraryPath),
 		"LOG_LEVEL=warn")
-	c := &mqCluster{root: root}
+	return append(env, extra...)
+}
+
+// start starts n `queryd serve` of c with env, each on a free loopback
+// port, named name and its number in the log.
+func (d mqDeployment) start(tb testing.TB, c *mqCluster, n int, name string, env []string) {
+	tb.Helper()
 	for i := range n {
 		addr := mqFreeAddr(tb)
 		c.backends = append(c.backends, "http://"+addr)
-		c.pids = append(c.pids, mqStart(tb, fmt.Sprintf("queryd %d", i), root,
-			append(env, "QUERYD_ADDR="+addr), filepath.Join(bin, "queryd"), "serve"))
+		c.pids = append(c.pids, mqStart(tb, fmt.Sprintf("%s %d", name, i), d.root,
+			append(append([]string{}, env...), "QUERYD_ADDR="+addr), filepath.Join(d.bin, "queryd"), "serve"))
 	}
+}
+
+// waitHealthy waits until every process of c answers /healthz.
+func (c *mqCluster) waitHealthy(tb testing.TB) {
+	tb.Helper()
 	for i, b := range c.backends {
 		mqWait(tb, 60*time.Second, fmt.Sprintf("queryd %d at %s to answer /healthz", i, b), func() bool {
 			resp, err := http.Get(b + "/healthz")
@@ -86,7 +124,6 @@ func mqNewCluster(tb testing.TB, n int) *mqCluster {
 			return resp.StatusCode == http.StatusOK
 		})
 	}
-	return c
 }
 
 // mqEnv is the test's environment without database URLs or queryd
