@@ -95,7 +95,7 @@ func (a *Asker) distinctiveNames(ctx context.Context, names []Name, layers []sto
 	for i, n := range names {
 		texts[i] = n.Text
 	}
-	shares, err := a.opt.Docs.NameShares(ctx, texts, layerIDs(layers))
+	shares, err := a.opt.Docs.NameShares(ctx, texts, store.LayerIDs(layers))
 	if err != nil {
 		return nil, store.CallerError(ctx, err, "read how common the question's names are")
 	}
@@ -136,13 +136,4 @@ func absentNote(absent []retrieve.AbsentDoc, sources []NameSource) string {
 			d.Raw, strings.Join(ks, ", "), more))
 	}
 	return strings.Join(notes, " ")
-}
-
-// layerIDs are the layers' ids, in order.
-func layerIDs(layers []store.Layer) []int64 {
-	ids := make([]int64, len(layers))
-	for i, l := range layers {
-		ids[i] = l.ID
-	}
-	return ids
 }

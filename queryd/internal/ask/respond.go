@@ -353,7 +353,7 @@ func (w *answer) checkParties(ctx context.Context) error {
 	for _, g := range w.q.PartyGroups {
 		words = append(words, g...)
 	}
-	ok, err := w.a.opt.Docs.NamesTogether(ctx, layerIDs(w.layers), words)
+	ok, err := w.a.opt.Docs.NamesTogether(ctx, store.LayerIDs(w.layers), words)
 	if err != nil {
 		return store.CallerError(ctx, err, "check the question's names")
 	}

@@ -99,7 +99,7 @@ func tieRuns(l Lexical, depth int) (out Lexical, cut int) {
 // score difference (scoreDiff), how many hits were tied with another
 // at a different place, and the merged result.
 func compareByLayer(ctx context.Context, one, sep *Engine, q Query, layers []store.Layer, depth int) ([]string, float64, int, Lexical, error) {
-	ids := layerIDs(layers)
+	ids := store.LayerIDs(layers)
 	var diffs []string
 	worst, moved := 0.0, 0
 	outs, _, err := one.Query(q).lexicalScopes(ctx, layers, ids, depth)

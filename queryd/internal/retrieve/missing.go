@@ -34,7 +34,7 @@ func (r *Run) missingNotes(ctx context.Context, missing []string, kinds []string
 		return nil, false, nil
 	}
 	if len(named) == 0 {
-		ok, err := r.e.store.HasNumberedSections(ctx, layerIDs(layers))
+		ok, err := r.e.store.HasNumberedSections(ctx, store.LayerIDs(layers))
 		if err != nil {
 			return nil, false, err
 		}

@@ -51,7 +51,7 @@ func (s *Snapshot) NamedDocuments(ctx context.Context, q *question.Question, lay
 // of them.
 func NamedDocuments(ctx context.Context, st Corpus, q *question.Question, layers []store.Layer) ([]NamedDoc, error) {
 	keys := q.NumberKeys()
-	docs, err := st.DocumentsNamed(ctx, layerIDs(layers), append(slices.Clone(keys), q.TitleKeys...), namedCandidates)
+	docs, err := st.DocumentsNamed(ctx, store.LayerIDs(layers), append(slices.Clone(keys), q.TitleKeys...), namedCandidates)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +124,7 @@ const (
 // there. The parties are tried first; the description when they single
 // out no document.
 func namedByWords(ctx context.Context, st Corpus, words []string, layers []store.Layer, by string) ([]NamedDoc, error) {
-	docs, err := st.DocumentsHolding(ctx, layerIDs(layers), words, MaxNamedDocs+1)
+	docs, err := st.DocumentsHolding(ctx, store.LayerIDs(layers), words, MaxNamedDocs+1)
 	if err != nil || len(docs) > MaxNamedDocs {
 		return nil, err
 	}
@@ -159,7 +159,7 @@ func AbsentDocuments(ctx context.Context, st Corpus, q *question.Question, layer
 	if len(missing) == 0 {
 		return nil, nil
 	}
-	held, err := st.SeriesHeld(ctx, layerIDs(layers), series)
+	held, err := st.SeriesHeld(ctx, store.LayerIDs(layers), series)
 	if err != nil {
 		return nil, err
 	}

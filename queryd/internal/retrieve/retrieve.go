@@ -129,11 +129,7 @@ func (s *Snapshot) Layers(ctx context.Context) ([]store.Layer, error) {
 // failed (nil: dropped).
 func (s *Snapshot) LayerWords(ctx context.Context, question string, layers []store.Layer, failed func(error)) func() (store.LayerWords, bool) {
 	return func() (store.LayerWords, bool) {
-		ids := make([]int64, len(layers))
-		for i, l := range layers {
-			ids[i] = l.ID
-		}
-		w, err := s.e.store.LayerWords(ctx, question, ids)
+		w, err := s.e.store.LayerWords(ctx, question, store.LayerIDs(layers))
 		if err != nil {
 			if failed != nil {
 				failed(err)
@@ -440,7 +436,7 @@ func storeErr(op string, err error) error { return &StoreError{Op: op, Err: err}
 func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error) {
 	q := r.q
 	st := r.e.store
-	ids := layerIDs(layers)
+	ids := store.LayerIDs(layers)
 	r.chooseModel(ctx, ids)
 	params := r.Params(ctx)
 	depth := params.depth(q.TopK)
@@ -713,13 +709,5 @@ func missingLayers(layers []store.Layer, complete []int64) []string {
 		}
 	}
 	sort.Strings(out)
-	return out
-}
-
-func layerIDs(ls []store.Layer) []int64 {
-	out := make([]int64, len(ls))
-	for i, l := range ls {
-		out[i] = l.ID
-	}
 	return out
 }

@@ -713,6 +713,15 @@ func nonNilMap(m map[string]string) map[string]string {
 	return m
 }
 
+// LayerIDs are the layers' ids, in their order.
+func LayerIDs(ls []Layer) []int64 {
+	out := make([]int64, len(ls))
+	for i, l := range ls {
+		out[i] = l.ID
+	}
+	return out
+}
+
 // LayerNames are the layers' names, sorted.
 func LayerNames(ls []Layer) []string {
 	out := make([]string, len(ls))
