@@ -3,7 +3,6 @@ package scale
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -78,38 +77,7 @@ func fakeEmbedder(t *testing.T, addr string, delay time.Duration) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Input []string `json:"input"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			return
-		}
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		resp := struct {
-			Data  []item `json:"data"`
-			Model string `json:"model"`
-		}{Model: "scale-fake"}
-		for i, text := range req.Input {
-			sum := sha256.Sum256([]byte(text))
-			v := make([]float32, 8)
-			for j := range v {
-				v[j] = float32(sum[j]) + 1
-			}
-			resp.Data = append(resp.Data, item{Index: i, Embedding: v})
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(resp)
-	}))
+	srv := httptest.NewUnstartedServer(testenv.HashEmbeddings("scale-fake", delay, nil))
 	srv.Listener.Close()
 	srv.Listener = ln
 	srv.Start()

@@ -3,10 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -15,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stratakb/stratakb/internal/testenv"
 )
 
 // childEnv is set when the test binary runs as ingestd itself, so a test can
@@ -36,39 +35,7 @@ const fakeModel = "openai_compatible:slow-fake@8"
 func slowEmbedder(t *testing.T, delay time.Duration) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
 	var served atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Input []string `json:"input"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		select {
-		case <-time.After(delay):
-		case <-r.Context().Done():
-			return
-		}
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		resp := struct {
-			Data  []item `json:"data"`
-			Model string `json:"model"`
-		}{Model: "slow-fake"}
-		for i, text := range req.Input {
-			sum := sha256.Sum256([]byte(text))
-			v := make([]float32, 8)
-			for j := range v {
-				v[j] = float32(sum[j]) + 1
-			}
-			resp.Data = append(resp.Data, item{Index: i, Embedding: v})
-		}
-		served.Add(1)
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(resp)
-	}))
+	srv := httptest.NewServer(testenv.HashEmbeddings("slow-fake", delay, func() { served.Add(1) }))
 	t.Cleanup(srv.Close)
 	return srv, &served
 }
