@@ -144,12 +144,17 @@ func runGolden(t *testing.T, dir string, model embed.Embedder) {
 			if err != nil {
 				t.Fatalf("%v (run with -update to write it)", err)
 			}
-			if !bytes.Equal(got, want) {
+			if !bytes.Equal(got, want) && !golden.JSONClose(want, got, goldenTolerance) {
 				t.Errorf("response differs from %s:\n%s", path, golden.Diff(string(want), string(got)))
 			}
 		})
 	}
 }
+
+// goldenTolerance is how far a number may drift from its golden value:
+// the model's vectors and pgvector's distances differ in the fourth decimal
+// between CPUs (seen: a similarity of 0.6204 here, 0.6203 on CI's machine).
+const goldenTolerance = 0.0015
 
 // normalise takes out what changes from run to run: took_ms, and the
 // chunk and document ids, which follow the order the ingest's concurrent

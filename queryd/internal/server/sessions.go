@@ -10,15 +10,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	mcpserver "github.com/mark3labs/mcp-go/server"
+
+	"github.com/stratakb/stratakb/internal/keyfile"
 )
 
 // MCP session ids of streamable HTTP are self-contained and signed, so that
@@ -181,10 +180,9 @@ func (s *sessions) Terminate(id string) (isNotAllowed bool, err error) {
 // 700); when several processes start at once, the first to create it wins
 // and the others read its key.
 func loadSessionKeys(path string) ([][]byte, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		b, err = createSessionKey(path)
-	}
+	b, err := keyfile.ReadOrCreate(path, func() ([]byte, error) {
+		return []byte(hex.EncodeToString(randomBytes(sessionKeyBytes)) + "\n"), nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("session key file: %w", err)
 	}
@@ -205,31 +203,4 @@ func loadSessionKeys(path string) ([][]byte, error) {
 		return nil, fmt.Errorf("session key file %s: no key in it", path)
 	}
 	return keys, nil
-}
-
-// createSessionKey writes a new key to a temporary file and links it to
-// path, so that path never exists half-written; if another process linked
-// first, its key is the one read.
-func createSessionKey(path string) ([]byte, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	f, err := os.CreateTemp(dir, ".mcp-session-key-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(f.Name())
-	b := []byte(hex.EncodeToString(randomBytes(sessionKeyBytes)) + "\n")
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Link(f.Name(), path)
-	}
-	if errors.Is(err, fs.ErrExist) {
-		return os.ReadFile(path)
-	}
-	return b, err
 }

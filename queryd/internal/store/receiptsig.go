@@ -8,11 +8,10 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/stratakb/stratakb/internal/keyfile"
 )
 
 // ReceiptKey signs receipts with Ed25519. The key is kept in a file outside
@@ -35,22 +34,17 @@ const (
 )
 
 // LoadReceiptKey reads the key at path, creating it (and its folder, mode
-// 700) when it does not exist.
+// 700) when it does not exist; processes that start at once agree on one
+// key.
 func LoadReceiptKey(path string) (*ReceiptKey, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
+	b, err := keyfile.ReadOrCreate(path, func() ([]byte, error) {
 		seed := make([]byte, ed25519.SeedSize)
 		if _, err := rand.Read(seed); err != nil {
-			return nil, fmt.Errorf("receipt key: %w", err)
+			return nil, err
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("receipt key: %w", err)
-		}
-		b = []byte(hex.EncodeToString(seed) + "\n")
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			return nil, fmt.Errorf("receipt key: %w", err)
-		}
-	} else if err != nil {
+		return []byte(hex.EncodeToString(seed) + "\n"), nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("receipt key: %w", err)
 	}
 	seed, err := hex.DecodeString(strings.TrimSpace(string(b)))
