@@ -44,7 +44,16 @@ func TestHonestStatuses(t *testing.T) {
 			"A syntax is proposed for a generator to delegate part of its operations to another generator: yield from."),
 		"pep-0525.rst": pepText(525, "Asynchronous Generators",
 			"PEP 380 introduced yield from; PEP 380 semantics are not supported in asynchronous generators, "+
-				"and this proposal does not change what PEP 380 proposes for generators."),
+				"and this proposal does not change what PEP 380 proposes for generators. "+
+				"PEP 479 changed how StopIteration raised inside generators is handled."),
+	})
+	// A blog: one post of four is a release note ("go 1.24"), the others
+	// mention versions that are no documents.
+	blog := writeFolder(t, "blog", map[string]string{
+		"go1.24.md":     "# Go 1.24 is released\n\nGo 1.24 brings generic type aliases.\n",
+		"gomaxprocs.md": "# Container-aware GOMAXPROCS\n\nFrom Go 1.5 on, GOMAXPROCS defaulted to the number of CPU cores.\n",
+		"modules.md":    "# Using modules\n\nA module is a collection of packages.\n",
+		"testing.md":    "# Testing tips\n\nTable tests keep cases together.\n",
 	})
 	regs := writeFolder(t, "regs", map[string]string{"data-portability.md": regulation()})
 	deals := writeFolder(t, "deals", map[string]string{
@@ -81,6 +90,7 @@ func TestHonestStatuses(t *testing.T) {
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "supply", Root: supply}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "countries", Root: countries}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "guides", Root: guides}, opt)
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "blog", Root: blog}, opt)
 	ctx := context.Background()
 	st, err := store.OpenCorpus(ctx, dbtest.QuerydURL(t, url))
 	if err != nil {
@@ -152,11 +162,25 @@ func TestHonestStatuses(t *testing.T) {
 		if r.Status != string(NotFound) || !hasNote(r, "PEP 484, which is not among the documents searched", "PEP 380, PEP 525") {
 			t.Errorf("status %s, notes %q", r.Status, r.Notes)
 		}
+		// PEP 479 is mentioned by PEP 525, yet the layer, all PEPs, does
+		// not have it: the question is about a document that is not there.
+		r = ask(t, a, Request{Question: "What does PEP 479 change about StopIteration in generators?", Layers: []string{"peps"}})
+		if r.Status != string(NotFound) || !hasNote(r, "PEP 479, which is not among the documents searched", "only mention") {
+			t.Errorf("a PEP only mentioned: status %s, notes %q", r.Status, r.Notes)
+		}
 		// PEP 380 is mentioned by PEP 525's text but is a document too:
 		// no such note.
 		ok := ask(t, a, Request{Question: "What does PEP 380 propose?", Layers: []string{"peps"}})
 		if hasNote(ok, "not among the documents searched") {
 			t.Errorf("a document the layer has: notes %q", ok.Notes)
+		}
+	})
+	t.Run("VersionMentionedIsNoDocument", func(t *testing.T) {
+		// One post of the blog's four is named "go 1.24"; Go 1.5 is no
+		// document, and the post that mentions it answers.
+		r := ask(t, a, Request{Question: "What did GOMAXPROCS default to from Go 1.5 on?", Layers: []string{"blog"}})
+		if r.Status == string(NotFound) || hasNote(r, "not among the documents searched") {
+			t.Errorf("status %s, notes %q, passages %q", r.Status, r.Notes, files(r))
 		}
 	})
 	t.Run("SectionOfADocumentNamedByItsParties", func(t *testing.T) {

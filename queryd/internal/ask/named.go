@@ -109,18 +109,20 @@ func (a *Asker) distinctiveNames(ctx context.Context, names []Name, layers []sto
 }
 
 // absentNote says which documents the question names by number are not
-// among the searched layers' documents of that series ("RFC 5246"), when
-// no source mentions them either; "" when there are none such. Such an
-// answer is not_found: what the question asks about is not there.
+// among the searched layers' documents of that series ("RFC 5246"): those
+// no source mentions, and those that are the question's subject
+// (AbsentDoc.Subject) even where a passage of another document mentions
+// them; "" when there are none such. Such an answer is not_found: what the
+// question asks about is not there.
 func absentNote(absent []retrieve.AbsentDoc, sources []NameSource) string {
 	var notes []string
 	for _, d := range absent {
 		key := fold(d.Raw)
-		held := false
+		mentioned := false
 		for _, s := range sources {
-			held = held || foldText(s.Text).contains(key) || foldText(s.File).contains(key)
+			mentioned = mentioned || foldText(s.Text).contains(key) || foldText(s.File).contains(key)
 		}
-		if held {
+		if mentioned && !d.Subject {
 			continue
 		}
 		ks := make([]string, len(d.Held))
@@ -132,8 +134,12 @@ func absentNote(absent []retrieve.AbsentDoc, sources []NameSource) string {
 		if len(ks) == 8 {
 			more = ", …"
 		}
-		notes = append(notes, fmt.Sprintf("The question names %s, which is not among the documents searched (they hold %s%s) and which no returned passage mentions.",
-			d.Raw, strings.Join(ks, ", "), more))
+		said := "which no returned passage mentions"
+		if mentioned {
+			said = "which the returned passages only mention: they are other documents"
+		}
+		notes = append(notes, fmt.Sprintf("The question names %s, which is not among the documents searched (they hold %s%s) and %s.",
+			d.Raw, strings.Join(ks, ", "), more, said))
 	}
 	return strings.Join(notes, " ")
 }

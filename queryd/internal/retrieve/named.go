@@ -142,7 +142,20 @@ func namedByWords(ctx context.Context, st Corpus, words []string, layers []store
 type AbsentDoc struct {
 	Raw  string   // as written
 	Held []string // keys of the series the layers hold, up to eight
+	// Subject: the question names no document the layers have, and the
+	// series is how the layers' documents are named (SubjectSeriesShare):
+	// the missing document is what the question is about ("What does PEP
+	// 246 propose?" over a folder of PEPs), so passages of other documents
+	// that mention it do not answer it.
+	Subject bool
 }
+
+// SubjectSeriesShare is the share of the searched layers' documents with a
+// number of the series at or above which a missing number of that series
+// is the question's subject (AbsentDoc.Subject): PEPs in a folder of PEPs,
+// RFCs among RFCs, not the release notes among a blog's posts, whose
+// version numbers ("Go 1.5") are mostly not documents at all.
+const SubjectSeriesShare = 0.5
 
 // AbsentDocuments returns the numbers q writes that name no document of
 // the layers while some document of the layers is of that series.
@@ -165,8 +178,9 @@ func AbsentDocuments(ctx context.Context, st Corpus, q *question.Question, layer
 	}
 	var out []AbsentDoc
 	for i, n := range missing {
-		if ks := held[series[i]]; len(ks) > 0 && !slices.Contains(ks, n.Key) {
-			out = append(out, AbsentDoc{Raw: n.Raw, Held: ks})
+		if sr := held[series[i]]; len(sr.Keys) > 0 && !slices.Contains(sr.Keys, n.Key) {
+			out = append(out, AbsentDoc{Raw: n.Raw, Held: sr.Keys,
+				Subject: len(named) == 0 && sr.Share >= SubjectSeriesShare})
 		}
 	}
 	return out, nil

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
@@ -213,26 +214,40 @@ func (s *Corpus) DocumentsHolding(ctx context.Context, layerIDs []int64, names [
 	return out, nil
 }
 
-// SeriesHeld returns those of the series ("pep", "rfc") that some document
-// of the layers has a number of, and for each up to eight of its keys, in
-// order: what a note lists when a question names a number of a series the
-// layers hold but no document has.
-func (s *Corpus) SeriesHeld(ctx context.Context, layerIDs []int64, series []string) (map[string][]string, error) {
-	out := map[string][]string{}
+// Series is what the layers hold of one series ("pep", "rfc").
+type Series struct {
+	// Keys are up to eight of its keys, in order: what a note lists when a
+	// question names a number of the series that no document has.
+	Keys []string
+	// Share is the share of the layers' documents that have a number of
+	// it: 1 for a folder of PEPs, small for the few release notes among a
+	// blog's posts ("go 1.24").
+	Share float64
+}
+
+// SeriesHeld returns those of the series that some document of the layers
+// has a number of.
+func (s *Corpus) SeriesHeld(ctx context.Context, layerIDs []int64, series []string) (map[string]Series, error) {
+	out := map[string]Series{}
 	if len(series) == 0 {
 		return out, nil
 	}
 	rows, err := s.db.Query(ctx, `
-		SELECT sr, k FROM unnest($2::text[]) sr, LATERAL (
-			SELECT DISTINCT k FROM strata.documents d, unnest(d.identity) k
-			WHERE d.layer_id = ANY($1) AND d.status = 'ok' AND k LIKE sr || ' %'
-			ORDER BY k LIMIT 8) x`, layerIDs, series)
+		WITH docs AS (SELECT d.identity FROM strata.documents d WHERE d.layer_id = ANY($1) AND d.status = 'ok')
+		SELECT sr, keys, (SELECT count(*) FROM docs WHERE EXISTS (
+				SELECT 1 FROM unnest(docs.identity) k WHERE k LIKE sr || ' %'))::float8
+			/ greatest((SELECT count(*) FROM docs), 1)
+		FROM unnest($2::text[]) sr, LATERAL (
+			SELECT array_agg(k ORDER BY k) keys FROM (
+				SELECT DISTINCT k FROM docs, unnest(docs.identity) k WHERE k LIKE sr || ' %' ORDER BY k LIMIT 8) x) y
+		WHERE keys IS NOT NULL`, layerIDs, series)
 	if err != nil {
 		return nil, fmt.Errorf("read the document series of the layers: %w", err)
 	}
-	var sr, k string
-	_, err = pgx.ForEachRow(rows, []any{&sr, &k}, func() error {
-		out[sr] = append(out[sr], k)
+	var sr string
+	var sv Series
+	_, err = pgx.ForEachRow(rows, []any{&sr, &sv.Keys, &sv.Share}, func() error {
+		out[sr] = Series{Keys: slices.Clone(sv.Keys), Share: sv.Share}
 		return nil
 	})
 	if err != nil {
