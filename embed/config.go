@@ -81,6 +81,11 @@ type Config struct {
 	// ingestd uselite.DefaultThreads (the number of CPUs, at most 8). The
 	// threads never busy-wait between calls (docs/embeddings.md).
 	IntraOpThreads int
+	// QueryInt8 embeds queries with the model's int8 export where it has
+	// a measured one (QueryExport), passages still with the model itself
+	// (EMBEDDING_QUERY_INT8, default false; docs/embeddings.md, "Queries
+	// through the int8 export", says what it gains and costs).
+	QueryInt8 bool
 }
 
 // DefaultConfig returns the configuration used when no variable is set: the
@@ -109,6 +114,7 @@ func DefaultConfig() Config {
 //	EMBEDDING_MAX_RETRIES        retries after a failed attempt, default 5 (max 20)
 //	EMBEDDING_TIMEOUT            per attempt: a Go duration ("30s", "2m") or seconds ("30"), 1s-30m; default 60s
 //	EMBEDDING_THREADS            the local model's threads per call, 1-256; default queryd 1, ingestd the CPUs (at most 8)
+//	EMBEDDING_QUERY_INT8         true embeds queries with the model's int8 export, passages with the model (default false)
 //	STRATA_LOCAL_ONLY            true refuses an endpoint that is not on this machine (true/false, 1/0, yes/no, on/off)
 //	STRATA_MODEL_DIR             the local model's directory, default var/models/<EMBEDDING_MODEL>
 //	ONNXRUNTIME_LIB              ONNX Runtime's library, default var/lib/libonnxruntime.so.1
@@ -132,6 +138,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	r.Int("EMBEDDING_MAX_REQUEST_CHARS", &c.MaxRequestChars, 1, math.MaxInt)
 	r.Int("EMBEDDING_MAX_RETRIES", &c.MaxRetries, 0, MaxMaxRetries)
 	r.Int("EMBEDDING_THREADS", &c.IntraOpThreads, 1, MaxThreads)
+	r.Bool("EMBEDDING_QUERY_INT8", &c.QueryInt8)
 	r.Duration("EMBEDDING_TIMEOUT", &c.Timeout, MinTimeout, MaxTimeout)
 	r.Bool(config.LocalOnlyVar, &c.LocalOnly)
 	r.String("STRATA_MODEL_DIR", &c.ModelDir)
@@ -303,7 +310,8 @@ func (c Config) String() string {
 		fmt.Fprintf(&b, " batch=%d max_request_chars=%d retries=%d timeout=%s", c.BatchSize, c.MaxRequestChars, c.MaxRetries, c.Timeout)
 	default:
 		name, dir := c.LocalModel()
-		fmt.Fprintf(&b, " model=%s model_dir=%s onnxruntime_lib=%s batch=%d threads=%d", name, dir, c.LibraryPath, c.BatchSize, c.IntraOpThreads)
+		fmt.Fprintf(&b, " model=%s model_dir=%s onnxruntime_lib=%s batch=%d threads=%d query_int8=%t", name, dir, c.LibraryPath,
+			c.BatchSize, c.IntraOpThreads, c.QueryInt8)
 	}
 	fmt.Fprintf(&b, " local_only=%t", c.LocalOnly)
 	return b.String()

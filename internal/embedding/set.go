@@ -89,6 +89,7 @@ func (s *Set) ByName(vectorName string) (embed.Embedder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vectors of %s: %w", vectorName, err)
 	}
+	e = ForQueries(cfg, s.logger, e)
 	s.others[vectorName] = e
 	return e, nil
 }

@@ -50,6 +50,7 @@ func TestConfigVariables(t *testing.T) {
 		"LEARNING_ENABLED":           func(c Config) bool { return c.LearningEnabled },
 		"RERANKING_ENABLED":          func(c Config) bool { return c.Reranking.Enabled },
 		"STRATA_LOCAL_ONLY":          func(c Config) bool { return c.Embed.LocalOnly },
+		"EMBEDDING_QUERY_INT8":       func(c Config) bool { return c.Embed.QueryInt8 },
 	})
 	configtest.Durations(t, base, load, []configtest.Duration[Config]{
 		configtest.D("QUERYD_REQUEST_TIMEOUT", 30*time.Second, func(c Config) time.Duration { return c.Server.RequestTimeout }),

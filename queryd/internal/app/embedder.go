@@ -45,6 +45,7 @@ func newQueryEmbedder(cfg embed.Config, log *slog.Logger) *queryEmbedder {
 	if err == nil {
 		var mi embed.ModelInfo
 		if mi, err = embed.ResolveModel(context.Background(), emb); err == nil {
+			emb = embedding.ForQueries(cfg, log, emb)
 			q.emb, q.name = emb, mi.Name
 			q.set = embedding.NewSet(cfg, log, emb)
 			return q
@@ -60,8 +61,11 @@ func newQueryEmbedder(cfg embed.Config, log *slog.Logger) *queryEmbedder {
 // warm starts loading a lazily loaded model in the background, so that the
 // first query of a server does not wait for it.
 func (q *queryEmbedder) warm() {
-	if l, ok := q.emb.(*embed.Lazy); ok {
-		go func() { _, _ = l.Get(context.Background()) }()
+	switch e := q.emb.(type) {
+	case *embed.Lazy:
+		go func() { _, _ = e.Get(context.Background()) }()
+	case interface{ Warm() }:
+		e.Warm()
 	}
 }
 
@@ -86,7 +90,9 @@ func (q *queryEmbedder) ModelHealth(context.Context) (string, error) {
 	if q.loadErr != nil {
 		return q.name, q.loadErr
 	}
-	if l, ok := q.emb.(*embed.Lazy); ok {
+	if l, ok := q.emb.(interface {
+		State() (embed.LoadState, error)
+	}); ok {
 		switch st, err := l.State(); st {
 		case embed.Loaded:
 			return q.name, nil

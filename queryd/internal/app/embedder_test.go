@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stratakb/stratakb/embed"
+	"github.com/stratakb/stratakb/internal/embedding"
 	"github.com/stratakb/stratakb/internal/testenv"
 	"github.com/stratakb/stratakb/queryd/internal/server"
 )
@@ -84,5 +85,43 @@ func TestQueryEmbedderThreads(t *testing.T) {
 			t.Errorf("EMBEDDING_THREADS=%q: %d threads, want %d", env, q.threads, want)
 		}
 		q.close()
+	}
+}
+
+// TestQueryEmbedderInt8Export: with EMBEDDING_QUERY_INT8=true queries go
+// through the default model's int8 export, loaded in the background by
+// warm; /healthz waits for it, and the vectors keep the model's name.
+func TestQueryEmbedderInt8Export(t *testing.T) {
+	v := testenv.VarDir(t)
+	cfg := embed.DefaultConfig()
+	cfg.LibraryPath = filepath.Join(v, "lib", "libonnxruntime.so.1")
+	cfg.ModelDir = filepath.Join(v, "models", embed.DefaultLocalModel)
+	export, _ := embed.QueryExport(embed.DefaultLocalModel)
+	testenv.Require(t, filepath.Join(v, "models", export, "model.onnx"), "the int8 export (make setup)")
+	cfg.QueryInt8 = true
+	q := newQueryEmbedder(cfg, slog.New(slog.DiscardHandler))
+	defer q.close()
+	x, ok := q.emb.(*embedding.QueryExport)
+	if !ok || x.QueryEncoder() != export {
+		t.Fatalf("query embedder %T, want the export %s", q.emb, export)
+	}
+	if name, err := q.ModelHealth(context.Background()); name != "bge-small-en-v1.5@1" || !errors.Is(err, server.ErrModelNotLoaded) {
+		t.Fatalf("before warm: %q, %v; want the model's name, not loaded yet", name, err)
+	}
+	q.warm()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := q.ModelHealth(context.Background())
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, server.ErrModelNotLoaded) || time.Now().After(deadline) {
+			t.Fatalf("export after warm: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	vs, err := q.emb.Embed(context.Background(), []string{"a query"})
+	if err != nil || len(vs) != 1 || len(vs[0]) != q.emb.Model().Dims {
+		t.Fatalf("embed: %v, %d vectors", err, len(vs))
 	}
 }

@@ -76,6 +76,15 @@ func (r *Run) embedder() embed.Embedder {
 	return r.e.opt.Embedder
 }
 
+// queryEncoder names the export the run's model embeds queries with, when
+// it is not the model itself (embedding.QueryExport); "" otherwise.
+func (r *Run) queryEncoder() string {
+	if e, ok := r.embedder().(interface{ QueryEncoder() string }); ok {
+		return e.QueryEncoder()
+	}
+	return ""
+}
+
 // modelName is the name of the run's model's vectors, "" without one.
 func (r *Run) modelName() string {
 	if e := r.embedder(); e != nil {

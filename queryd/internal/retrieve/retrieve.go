@@ -391,6 +391,9 @@ type Outcome struct {
 	// Model is the embedding model's name; Params the parameters used.
 	Model  string
 	Params Params
+	// QueryEncoder names the export the query was embedded with when it
+	// is not the model itself (its int8 export); "" otherwise.
+	QueryEncoder string
 	// SimilarityAvailable is true when the query had a vector and the
 	// vector channel ran, so similarities mean something.
 	SimilarityAvailable bool
@@ -440,7 +443,7 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	r.chooseModel(ctx, ids)
 	params := r.Params(ctx)
 	depth := params.depth(q.TopK)
-	out := &Outcome{Layers: layers, Model: r.modelName(), Params: params}
+	out := &Outcome{Layers: layers, Model: r.modelName(), QueryEncoder: r.queryEncoder(), Params: params}
 
 	named, err := NamedDocuments(ctx, st, r.parsed(), layers)
 	if err != nil {

@@ -141,6 +141,11 @@ func loadEvalModel(t testing.TB) embed.Embedder {
 	if err != nil {
 		testenv.Missing(t, fmt.Sprintf("embedding model %s: %v", name, err))
 	}
+	// STRATA_EVAL_QUERY_INT8=1 embeds queries through the model's int8
+	// export, as queryd does with EMBEDDING_QUERY_INT8=true
+	// (embedding.ForQueries).
+	cfg.QueryInt8 = os.Getenv("STRATA_EVAL_QUERY_INT8") == "1"
+	e = embedding.ForQueries(cfg, nil, e)
 	t.Cleanup(func() { _ = embed.Close(e) })
 	return e
 }

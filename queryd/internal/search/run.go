@@ -92,7 +92,7 @@ func (st *state) pass(ctx context.Context, layers []store.Layer, d *route.Decisi
 	}
 	if out.VectorRan {
 		ex.Channels = append(ex.Channels, "vector")
-		ex.Model, ex.EFSearch = out.Model, params.EFSearch
+		ex.Model, ex.QueryEncoder, ex.EFSearch = out.Model, out.QueryEncoder, params.EFSearch
 	}
 	ex.RRFK, ex.LexicalWeight, ex.VectorWeight = params.RRFK, params.LexicalWeight, params.VectorWeight
 	ex.MinSimilarity = params.MinSimilarity

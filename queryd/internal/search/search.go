@@ -108,8 +108,12 @@ type RoutingFallback struct {
 
 // Explain is the search-wide part of explain: true.
 type Explain struct {
-	Channels      []string `json:"channels"`
-	Model         string   `json:"model,omitempty"`
+	Channels []string `json:"channels"`
+	Model    string   `json:"model,omitempty"`
+	// QueryEncoder names the export the query was embedded with when it
+	// is not the model itself: its int8 export, whose vectors match the
+	// model's (docs/embeddings.md).
+	QueryEncoder  string   `json:"query_encoder,omitempty"`
 	RRFK          int      `json:"rrf_k,omitempty"`
 	LexicalWeight float64  `json:"lexical_weight,omitempty"`
 	VectorWeight  float64  `json:"vector_weight,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/dbtest"
 	"github.com/stratakb/stratakb/internal/ingesttest"
 	"github.com/stratakb/stratakb/jobs"
@@ -261,6 +262,16 @@ func TestSearch(t *testing.T) {
 		if !strings.HasPrefix(resp.Explain.LexicalCandidates, "postings:") {
 			t.Errorf("an unfiltered search takes the postings path, explain says %q", resp.Explain.LexicalCandidates)
 		}
+		if resp.Explain.QueryEncoder != "" {
+			t.Errorf("the model itself embedded the query, explain names %q", resp.Explain.QueryEncoder)
+		}
+		// An embedder whose queries another export embeds (EMBEDDING_QUERY_INT8)
+		// is named in explain beside the model.
+		viaExport := f.searcher(t, func(o *Options) { o.Embedder = exportNamed{o.Embedder, "bow-q"} })
+		withExport := mustSearch(t, viaExport, Request{Query: "clause 7.2 notice agreement", Layers: []string{"contracts"}, Explain: true})
+		if withExport.Explain == nil || withExport.Explain.QueryEncoder != "bow-q" || withExport.Explain.Model != resp.Explain.Model {
+			t.Errorf("explain with a query export: %+v", withExport.Explain)
+		}
 		filtered := mustSearch(t, f.searcher(t), Request{Query: "notice agreement", Layers: []string{"contracts"},
 			MetadataFilter: map[string]string{"page": "1"}, Explain: true})
 		if filtered.Explain == nil || !strings.HasPrefix(filtered.Explain.LexicalCandidates, "gin:") {
@@ -438,3 +449,12 @@ func TestVectorFilterFillsTopK(t *testing.T) {
 		}
 	}
 }
+
+// exportNamed is an embedder whose queries an export of its model embeds
+// (embedding.QueryExport), named name.
+type exportNamed struct {
+	embed.Embedder
+	name string
+}
+
+func (e exportNamed) QueryEncoder() string { return e.name }
