@@ -54,6 +54,12 @@ func TestQueryEmbedderWarm(t *testing.T) {
 	q := newQueryEmbedder(cfg, slog.New(slog.DiscardHandler))
 	defer q.close()
 	q.warm()
+	waitModelLoaded(t, q)
+}
+
+// waitModelLoaded waits up to a minute for q's model to report loaded.
+func waitModelLoaded(t *testing.T, q *queryEmbedder) {
+	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for {
 		_, err := q.ModelHealth(context.Background())
@@ -109,17 +115,7 @@ func TestQueryEmbedderInt8Export(t *testing.T) {
 		t.Fatalf("before warm: %q, %v; want the model's name, not loaded yet", name, err)
 	}
 	q.warm()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		_, err := q.ModelHealth(context.Background())
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, server.ErrModelNotLoaded) || time.Now().After(deadline) {
-			t.Fatalf("export after warm: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitModelLoaded(t, q)
 	vs, err := q.emb.Embed(context.Background(), []string{"a query"})
 	if err != nil || len(vs) != 1 || len(vs[0]) != q.emb.Model().Dims {
 		t.Fatalf("embed: %v, %d vectors", err, len(vs))
