@@ -160,13 +160,16 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 		return fmt.Errorf("configuration: %w", err)
 	}
 	logLocal(stderr, cfg, remote)
+	// The model loads while the database is opened (issue 31: the
+	// command line's time is mostly the model's load).
+	q := newQueryEmbedder(cfg.Embed, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	defer q.close()
+	q.warm()
 	st, err := openCorpus(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	q := newQueryEmbedder(cfg.Embed, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})))
-	defer q.close()
 	resp, err := searchpkg.NewWithOptions(st, q.options(cfg)).Search(ctx, req)
 	if qerr.KindOf(err) == qerr.Invalid {
 		return usagef("search: %v", err)

@@ -159,14 +159,16 @@ func askVerb(ctx context.Context, args []string, getenv func(string) string, std
 		return fmt.Errorf("configuration: %w", err)
 	}
 	logLocal(stderr, cfg, remote)
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	// The model loads while the database is opened.
+	q := newQueryEmbedder(cfg.Embed, log)
+	defer q.close()
+	q.warm()
 	corpus, err := openCorpus(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer corpus.Close()
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	q := newQueryEmbedder(cfg.Embed, log)
-	defer q.close()
 	// The command line records no interaction (nobody can rate it later),
 	// but an extractive answer gets its receipt, which `queryd receipt`
 	// shows.
