@@ -66,14 +66,9 @@ func load(cfg CrossConfig, output string) (*engine, error) {
 	if err := ortenv.Init(cfg.LibraryPath); err != nil {
 		return nil, fmt.Errorf("bert: %w", err)
 	}
-	opts, err := ortenv.SessionOptions(cfg.IntraOpThreads, cfg.Spin)
-	if err != nil {
-		return nil, fmt.Errorf("bert: %w", err)
-	}
-	defer opts.Destroy()
 	model := filepath.Join(cfg.ModelDir, "model.onnx")
-	session, err := ort.NewDynamicAdvancedSession(model,
-		[]string{"input_ids", "attention_mask", "token_type_ids"}, []string{output}, opts)
+	session, err := openSession(model, []string{"input_ids", "attention_mask", "token_type_ids"}, []string{output},
+		cfg.IntraOpThreads, cfg.Spin)
 	if err != nil {
 		return nil, fmt.Errorf("bert: open %s: %w", model, err)
 	}
