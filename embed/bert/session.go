@@ -59,19 +59,28 @@ func load(cfg CrossConfig, output string) (*engine, error) {
 	if err := requireFiles(cfg.ModelDir, cfg.LibraryPath); err != nil {
 		return nil, err
 	}
-	tok, err := loadTokenizer(cfg.ModelDir)
+	// The tokenizer is read while ONNX Runtime opens the graph: a
+	// command-line search waits for both (issue 31).
+	type loaded struct {
+		tok *tokenizer
+		err error
+	}
+	tokc := make(chan loaded, 1)
+	go func() {
+		tok, err := loadTokenizer(cfg.ModelDir)
+		tokc <- loaded{tok, err}
+	}()
+	session, err := initAndOpen(cfg, output)
+	lt := <-tokc
+	if err == nil && lt.err != nil {
+		_ = session.Destroy()
+		err = fmt.Errorf("bert: %w", lt.err)
+	}
 	if err != nil {
-		return nil, fmt.Errorf("bert: %w", err)
+		return nil, err
 	}
-	if err := ortenv.Init(cfg.LibraryPath); err != nil {
-		return nil, fmt.Errorf("bert: %w", err)
-	}
+	tok := lt.tok
 	model := filepath.Join(cfg.ModelDir, "model.onnx")
-	session, err := openSession(model, []string{"input_ids", "attention_mask", "token_type_ids"}, []string{output},
-		cfg.IntraOpThreads, cfg.Spin)
-	if err != nil {
-		return nil, fmt.Errorf("bert: open %s: %w", model, err)
-	}
 	batch := cfg.BatchSize
 	if batch == 0 {
 		batch = DefaultBatchSize
@@ -87,6 +96,21 @@ func load(cfg CrossConfig, output string) (*engine, error) {
 		}
 	}
 	return &engine{tok: tok, batchSize: batch, maxTokens: cfg.MaxTokens, output: output, session: ortenv.NewSession(session)}, nil
+}
+
+// initAndOpen initialises ONNX Runtime and opens the session of cfg's
+// graph that reads output.
+func initAndOpen(cfg CrossConfig, output string) (*ort.DynamicAdvancedSession, error) {
+	if err := ortenv.Init(cfg.LibraryPath); err != nil {
+		return nil, fmt.Errorf("bert: %w", err)
+	}
+	model := filepath.Join(cfg.ModelDir, "model.onnx")
+	session, err := openSession(model, []string{"input_ids", "attention_mask", "token_type_ids"}, []string{output},
+		cfg.IntraOpThreads, cfg.Spin)
+	if err != nil {
+		return nil, fmt.Errorf("bert: open %s: %w", model, err)
+	}
+	return session, nil
 }
 
 func (cfg CrossConfig) validate() error {
