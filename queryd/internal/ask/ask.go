@@ -90,6 +90,11 @@ type Documents interface {
 	// NamesTogether reports whether some document of the layers holds
 	// every one of the words.
 	NamesTogether(ctx context.Context, layerIDs []int64, words []string) (bool, error)
+	// TablesOf returns the layers' table documents with their headers.
+	TablesOf(ctx context.Context, layerIDs []int64, limit int) ([]store.TableDoc, error)
+	// ChunksHoldingAll returns the chunks of the documents that hold
+	// every word.
+	ChunksHoldingAll(ctx context.Context, ids []int64, words []string, limit int) ([]store.Hit, error)
 }
 
 // Options configure an Asker. Engine and Docs are required.

@@ -3,6 +3,8 @@ package ask
 import (
 	"cmp"
 	"fmt"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/stratakb/stratakb/structure"
@@ -180,4 +182,74 @@ func fieldNote(gaps []fieldGap, spelled map[string]string) string {
 	}
 	return fmt.Sprintf("The rows that hold %q have no value for %q (%s): the tables do not give it.",
 		gaps[0].entity, cmp.Or(spelled[gaps[0].column], gaps[0].column), strings.Join(at, ", "))
+}
+
+// maxOtherTables bounds the table documents read for the columns a
+// question may ask for; maxOtherTableChunks the chunks of those tables
+// read for a row that holds what it names.
+const (
+	maxOtherTables      = 64
+	maxOtherTableChunks = 20
+)
+
+// columnGap is a column the question asks for that only tables other than
+// the returned rows' have.
+type columnGap struct {
+	column string   // folded
+	tables []string // files of the tables that have it
+	words  []string // what the question names
+	rows   []tableRow
+}
+
+// otherColumnGap finds the column of other tables (by file) that the
+// question writes, the words that say which row, and the returned rows
+// that hold them; a zero columnGap when there is no such column or no such
+// row.
+func otherColumnGap(folded string, rows []tableRow, returned, others map[string][]string) columnGap {
+	var g columnGap
+	var all []string
+	for _, cs := range returned {
+		all = append(all, cs...)
+	}
+	for _, cs := range others {
+		all = append(all, cs...)
+		if c := askedColumn(folded, cs); len(c) > len(g.column) {
+			g.column = c
+		}
+	}
+	if g.column == "" {
+		return columnGap{}
+	}
+	for f, cs := range others {
+		if slices.Contains(cs, g.column) {
+			g.tables = append(g.tables, f)
+		}
+	}
+	sort.Strings(g.tables)
+	if g.words = entityWords(folded, g.column, all); len(g.words) == 0 {
+		return columnGap{}
+	}
+	for _, r := range rows {
+		if r.holds(g.words) {
+			g.rows = append(g.rows, r)
+		}
+	}
+	if len(g.rows) == 0 {
+		return columnGap{}
+	}
+	return g
+}
+
+// note says where the rows are and which tables have the column.
+func (g columnGap) note(spelled map[string]string) string {
+	var at []string
+	for i, r := range g.rows {
+		if i == 3 {
+			at = append(at, fmt.Sprintf("%d more", len(g.rows)-3))
+			break
+		}
+		at = append(at, fmt.Sprintf("%s line %d", r.file, r.line))
+	}
+	return fmt.Sprintf("The rows that hold %q (%s) are in tables without a %q column, and no row of %s, which has it, holds %q: the tables do not give it.",
+		strings.Join(g.words, " "), strings.Join(at, ", "), cmp.Or(spelled[g.column], g.column), strings.Join(g.tables, ", "), strings.Join(g.words, " "))
 }

@@ -81,6 +81,9 @@ func TestHonestStatuses(t *testing.T) {
 	})
 	countries := writeFolder(t, "countries", map[string]string{
 		"countries.csv": "Country,Capital,Dial\nNorway,Oslo,47\nAntarctica,,672\nBouvet Island,,47\n",
+		// A second table without a Dial column: a fund is a currency's
+		// entity, in no row of the countries.
+		"currencies.csv": "Entity,Currency,Alphabetic Code\nArab Monetary Fund,Arab Accounting Dinar,XAD\nNorway,Norwegian Krone,NOK\n",
 	})
 	opt := ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})}
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "peps", Root: peps, RoutingPatterns: []string{"PEP"}}, opt)
@@ -215,6 +218,19 @@ func TestHonestStatuses(t *testing.T) {
 		ok := ask(t, a, Request{Question: "What is the capital of Norway?", Layers: []string{"countries"}})
 		if ok.Status == string(NotFound) || hasNote(ok, "do not give it") {
 			t.Errorf("a row with the value: status %s, notes %q", ok.Status, ok.Notes)
+		}
+	})
+	t.Run("AColumnOnlyAnotherTableHas", func(t *testing.T) {
+		// top_k 1: the countries' table does not come back; the rows that
+		// do are all in a table without the column.
+		r := ask(t, a, Request{Question: "Which dial does the Arab Monetary Fund use?", Layers: []string{"countries"}, TopK: 1})
+		if r.Status != string(NotFound) || !hasNote(r, `"arab monetary fund"`, `without a "Dial" column`, "no row of countries.csv") {
+			t.Errorf("status %s, notes %q, passages %q: want not_found, the fund's row is in a table without Dial", r.Status, r.Notes, files(r))
+		}
+		// Norway is a row of both tables: the countries' row gives it.
+		ok := ask(t, a, Request{Question: "Which dial does Norway use?", Layers: []string{"countries"}, TopK: 1})
+		if ok.Status == string(NotFound) || hasNote(ok, "do not give it") {
+			t.Errorf("a row of the table with the column: status %s, notes %q, passages %q", ok.Status, ok.Notes, files(ok))
 		}
 	})
 	t.Run("PartiesNoDocumentHoldsTogether", func(t *testing.T) {

@@ -311,7 +311,7 @@ func (w *answer) checkNames(ctx context.Context) error {
 // checkFields applies the table rule (fields.go): a question asking for a
 // column of the rows it names, when the returned rows that hold what it
 // names have no value in that column, is not answered by them.
-func (w *answer) checkFields(context.Context) error {
+func (w *answer) checkFields(ctx context.Context) error {
 	if w.report.Returned() {
 		return nil
 	}
@@ -330,11 +330,63 @@ func (w *answer) checkFields(context.Context) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	if gaps, _ := missingField(w.q.Folded, rows, columns); len(gaps) > 0 {
+	gaps, column := missingField(w.q.Folded, rows, columns)
+	if len(gaps) > 0 {
 		w.status = NotFound
 		w.notes = append(w.notes, fieldNote(gaps, spelled))
+		return nil
 	}
+	if column != "" {
+		return nil
+	}
+	note, err := w.otherTablesGap(ctx, rows, columns, spelled)
+	if err != nil || note == "" {
+		return err
+	}
+	w.status = NotFound
+	w.notes = append(w.notes, note)
 	return nil
+}
+
+// otherTablesGap: a question may ask for a column that only another table
+// of the layers has ("Which TLD does the Arab Monetary Fund use?": TLD is
+// a column of the country codes, the fund a row of the currency codes).
+// When the returned rows that hold what it names are all in tables without
+// that column, and no row of the tables that have it holds it, the tables
+// do not give it: the note says so; "" otherwise.
+func (w *answer) otherTablesGap(ctx context.Context, rows []tableRow, returned map[string][]string, spelled map[string]string) (string, error) {
+	tables, err := w.a.opt.Docs.TablesOf(ctx, store.LayerIDs(w.layers), maxOtherTables)
+	if err != nil {
+		return "", store.CallerError(ctx, err, "read the layers' tables")
+	}
+	others := map[string][]string{}
+	var ids []int64
+	for _, t := range tables {
+		if _, ok := returned[t.File]; !ok {
+			others[t.File] = headerColumns(t.Header, spelled)
+		}
+	}
+	gap := otherColumnGap(w.q.Folded, rows, returned, others)
+	if gap.column == "" {
+		return "", nil
+	}
+	for _, t := range tables {
+		if slices.Contains(gap.tables, t.File) {
+			ids = append(ids, t.ID)
+		}
+	}
+	hits, err := w.a.opt.Docs.ChunksHoldingAll(ctx, ids, gap.words, maxOtherTableChunks)
+	if err != nil {
+		return "", store.CallerError(ctx, err, "read the rows of the tables that have the column asked for")
+	}
+	for _, h := range hits {
+		for _, r := range parseRows(h.File, h.LineStart, h.Text) {
+			if r.holds(gap.words) {
+				return "", nil // another table's row may answer it
+			}
+		}
+	}
+	return gap.note(spelled), nil
 }
 
 // checkParties: the names a question gives of two or more parties ("the

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -87,6 +88,60 @@ func (c *Corpus) ChunksMatching(ctx context.Context, ids []int64, patterns []str
 	hits, err := pgx.CollectRows(rows, pgx.RowToStructByNameLax[Hit])
 	if err != nil {
 		return nil, fmt.Errorf("find the chunks holding names: %w", err)
+	}
+	return hits, nil
+}
+
+// TableDoc is a table document of a layer: its id, file and header line
+// (column names joined by " | ").
+type TableDoc struct {
+	ID     int64  `db:"id"`
+	File   string `db:"path"`
+	Header string `db:"header"`
+}
+
+// TablesOf returns the table documents of the layers, by path, at most
+// limit: the columns a question may ask for that the returned rows' tables
+// lack.
+func (c *Corpus) TablesOf(ctx context.Context, layerIDs []int64, limit int) ([]TableDoc, error) {
+	rows, err := c.db.Query(ctx, `
+		SELECT d.id, d.path, split_part(left(coalesce(d.body, ''), 65536), E'\n', 1) AS header
+		FROM strata.documents d
+		WHERE d.layer_id = ANY($1) AND d.status = 'ok' AND d.format = 'table'
+		ORDER BY d.path LIMIT $2`, layerIDs, limit)
+	if err != nil {
+		return nil, fmt.Errorf("read the layers' tables: %w", err)
+	}
+	docs, err := pgx.CollectRows(rows, pgx.RowToStructByName[TableDoc])
+	if err != nil {
+		return nil, fmt.Errorf("read the layers' tables: %w", err)
+	}
+	return docs, nil
+}
+
+// ChunksHoldingAll returns the chunks of the documents ids whose text
+// search vector holds every word (English lexemes, as the chunks were
+// indexed), by document then position, at most limit; none when the words
+// are all stop words.
+func (c *Corpus) ChunksHoldingAll(ctx context.Context, ids []int64, words []string, limit int) ([]Hit, error) {
+	if len(ids) == 0 || len(words) == 0 {
+		return nil, nil
+	}
+	rows, err := c.db.Query(ctx, `
+		WITH q AS (SELECT plainto_tsquery('english', $2) AS q)
+		SELECT c.id AS chunk_id, c.document_id, l.name AS layer, d.path AS file, c.start_off AS start,
+			c.end_off AS "end", c.line_start, c.line_end, c.page, c.clause_path, c.text
+		FROM q, strata.chunks c
+		JOIN strata.documents d ON d.id = c.document_id
+		JOIN strata.layers l ON l.id = c.layer_id
+		WHERE c.document_id = ANY($1) AND d.status = 'ok' AND numnode(q.q) > 0 AND c.tsv @@ q.q
+		ORDER BY c.document_id, c.ord LIMIT $3`, ids, strings.Join(words, " "), limit)
+	if err != nil {
+		return nil, fmt.Errorf("read the chunks that hold %q: %w", strings.Join(words, " "), err)
+	}
+	hits, err := pgx.CollectRows(rows, pgx.RowToStructByNameLax[Hit])
+	if err != nil {
+		return nil, fmt.Errorf("read the chunks that hold %q: %w", strings.Join(words, " "), err)
 	}
 	return hits, nil
 }
