@@ -33,7 +33,7 @@ func newAsker(corpus *store.Corpus, ledger, receipts *store.Ledger, q *queryEmbe
 	// reranker and marks were fitted and chosen on such lists
 	// (retrieve.Options.DocEvidenceEverywhere).
 	eng := retrieve.New(corpus, retrieve.Options{Embedder: opts.Embedder, EmbedderError: opts.EmbedderError,
-		Models: opts.Models, KeywordSlots: opts.KeywordSlots, DocEvidenceEverywhere: true})
+		Models: opts.Models, KeywordSlots: opts.KeywordSlots, DocEvidenceEverywhere: true, Vectors: opts.Vectors})
 	o := askpkg.Options{Engine: eng, Docs: corpus, Logger: log,
 		Budget: cfg.AnswerTokenBudget, RawQueries: cfg.Server.RawQueries}
 	var err error

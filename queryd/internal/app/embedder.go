@@ -6,6 +6,7 @@ import (
 
 	"github.com/stratakb/stratakb/embed"
 	"github.com/stratakb/stratakb/internal/embedding"
+	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	searchpkg "github.com/stratakb/stratakb/queryd/internal/search"
 	"github.com/stratakb/stratakb/queryd/internal/server"
 )
@@ -21,7 +22,13 @@ type queryEmbedder struct {
 	name    string
 	threads int   // the local model's threads per call
 	loadErr error // a configuration or remote-provider error at start
+	// vectors keeps recent query vectors for every engine of the process.
+	vectors *retrieve.VectorCache
 }
+
+// queryVectors is how many recent query vectors a process keeps: about
+// 1.5 MiB at 384 dimensions.
+const queryVectors = 1024
 
 // queryThreads is the local model's thread count in queryd when
 // EMBEDDING_THREADS is unset. A query is one short text, and queryd runs up
@@ -33,7 +40,7 @@ type queryEmbedder struct {
 const queryThreads = 1
 
 func newQueryEmbedder(cfg embed.Config, log *slog.Logger) *queryEmbedder {
-	q := &queryEmbedder{}
+	q := &queryEmbedder{vectors: retrieve.NewVectorCache(queryVectors)}
 	if cfg.IntraOpThreads == 0 {
 		cfg.IntraOpThreads = queryThreads
 	}
@@ -81,6 +88,7 @@ func (q *queryEmbedder) options(cfg Config) searchpkg.Options {
 	if q.set != nil {
 		o.Models = q.set.ByName
 	}
+	o.Vectors = q.vectors
 	return o
 }
 

@@ -59,6 +59,9 @@ type Options struct {
 	// vectors than Embedder's (embedded before the default changed) embeds
 	// its query with that model instead (see chooseModel).
 	Models func(vectorName string) (embed.Embedder, error)
+	// Vectors, when set, keeps recent query vectors (NewVectorCache); the
+	// engines of one process share it.
+	Vectors *VectorCache
 }
 
 // Engine runs searches over the read-only store. It is safe for
@@ -248,6 +251,11 @@ func (r *Run) QueryVector(ctx context.Context) ([]float32, *EmbedError) {
 		}
 		return nil, r.vecErr
 	}
+	key := vectorKey{model: m.Model().Name, encoder: r.queryEncoder(), text: r.q.Text}
+	if v, ok := r.e.opt.Vectors.get(key); ok {
+		r.vec = v
+		return r.vec, nil
+	}
 	vs, err := m.Embed(ctx, []string{r.q.Text})
 	switch {
 	case err != nil:
@@ -256,6 +264,7 @@ func (r *Run) QueryVector(ctx context.Context) ([]float32, *EmbedError) {
 		r.vecErr = &EmbedError{Kind: NoVector, Model: m.Model().Name}
 	default:
 		r.vec = vs[0]
+		r.e.opt.Vectors.add(key, r.vec)
 	}
 	return r.vec, r.vecErr
 }

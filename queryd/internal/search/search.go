@@ -185,6 +185,9 @@ type Options struct {
 	KeywordSlots int
 	// CacheEntries bounds the result cache (0 turns it off).
 	CacheEntries int
+	// Vectors, when set, keeps recent query vectors, shared with the
+	// process's other engines (retrieve.Options.Vectors).
+	Vectors *retrieve.VectorCache
 	// Logger may be nil.
 	Logger *slog.Logger
 	// OnCacheHit, when set, is called for each search answered from the
@@ -247,7 +250,7 @@ func NewWithOptions(st retrieve.Corpus, opt Options) *Searcher {
 		lg = slog.New(slog.DiscardHandler)
 	}
 	eng := retrieve.New(st, retrieve.Options{Embedder: opt.Embedder, EmbedderError: opt.EmbedderError, Models: opt.Models,
-		KeywordSlots: opt.KeywordSlots, OnChannel: opt.OnChannel, Tune: opt.Tune, Thesaurus: opt.Thesaurus})
+		KeywordSlots: opt.KeywordSlots, OnChannel: opt.OnChannel, Tune: opt.Tune, Thesaurus: opt.Thesaurus, Vectors: opt.Vectors})
 	return &Searcher{engine: eng, opt: opt, cache: newCache(opt.CacheEntries), logger: lg}
 }
 
