@@ -185,8 +185,9 @@ func fieldNote(gaps []fieldGap, spelled map[string]string) string {
 }
 
 // maxOtherTables bounds the table documents read for the columns a
-// question may ask for; maxOtherTableChunks the chunks of those tables
-// read for a row that holds what it names.
+// question may ask for (a layer with more decides nothing by this rule);
+// maxOtherTableChunks the chunks of those tables read for a row that holds
+// what it names.
 const (
 	maxOtherTables      = 64
 	maxOtherTableChunks = 20

@@ -355,9 +355,12 @@ func (w *answer) checkFields(ctx context.Context) error {
 // that column, and no row of the tables that have it holds it, the tables
 // do not give it: the note says so; "" otherwise.
 func (w *answer) otherTablesGap(ctx context.Context, rows []tableRow, returned map[string][]string, spelled map[string]string) (string, error) {
-	tables, err := w.a.opt.Docs.TablesOf(ctx, store.LayerIDs(w.layers), maxOtherTables)
+	tables, err := w.a.opt.Docs.TablesOf(ctx, store.LayerIDs(w.layers), maxOtherTables+1)
 	if err != nil {
 		return "", store.CallerError(ctx, err, "read the layers' tables")
+	}
+	if len(tables) > maxOtherTables {
+		return "", nil // some tables unread: one of them may hold the row
 	}
 	others := map[string][]string{}
 	var ids []int64
@@ -375,9 +378,12 @@ func (w *answer) otherTablesGap(ctx context.Context, rows []tableRow, returned m
 			ids = append(ids, t.ID)
 		}
 	}
-	hits, err := w.a.opt.Docs.ChunksHoldingAll(ctx, ids, gap.words, maxOtherTableChunks)
+	hits, err := w.a.opt.Docs.ChunksHoldingAll(ctx, ids, gap.words, maxOtherTableChunks+1)
 	if err != nil {
 		return "", store.CallerError(ctx, err, "read the rows of the tables that have the column asked for")
+	}
+	if len(hits) > maxOtherTableChunks {
+		return "", nil // too many candidate rows to read: decide nothing
 	}
 	for _, h := range hits {
 		for _, r := range parseRows(h.File, h.LineStart, h.Text) {
