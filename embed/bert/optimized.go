@@ -51,16 +51,23 @@ func openSession(model string, inputs, outputs []string, threads int, spin bool)
 		}
 		_ = os.Remove(cached) // unreadable: made again below
 	}
-	tmp := newCacheFile(cached)
-	s, err := newSession(model, inputs, outputs, threads, spin, ort.GraphOptimizationLevelEnableExtended, tmp)
-	if tmp != "" {
-		if err == nil {
-			publishCache(tmp, cached)
-		}
-		_ = os.Remove(tmp)
+	tmp := cacheFile(cached)
+	if tmp == "" {
+		return newSession(model, inputs, outputs, threads, spin, ort.GraphOptimizationLevelEnableAll, "")
 	}
-	return s, err
+	defer os.Remove(tmp)
+	s, err := newSession(model, inputs, outputs, threads, spin, ort.GraphOptimizationLevelEnableExtended, tmp)
+	if err != nil {
+		// Saving the graph can fail on its own (a full disk): open the
+		// model as before, without a cache.
+		return newSession(model, inputs, outputs, threads, spin, ort.GraphOptimizationLevelEnableAll, "")
+	}
+	publishCache(tmp, cached)
+	return s, nil
 }
+
+// cacheFile is newCacheFile; tests replace it.
+var cacheFile = newCacheFile
 
 // newCacheFile returns a fresh path in the cache's folder for a session to
 // write the optimised graph to, "" when the folder cannot be written.

@@ -105,3 +105,23 @@ func TestOptimizedGraphUnwritable(t *testing.T) {
 		t.Errorf("the file in the cache folder's place was touched: %v", err)
 	}
 }
+
+// TestOptimizedGraphSaveFails: when ONNX Runtime cannot write the graph
+// (here a path in a folder that does not exist; a full disk is the same
+// case) the model still loads, without a cache.
+func TestOptimizedGraphSaveFails(t *testing.T) {
+	dir := copyTiny(t)
+	saved := cacheFile
+	t.Cleanup(func() { cacheFile = saved })
+	cacheFile = func(string) string { return filepath.Join(t.TempDir(), "gone", "graph.onnx") }
+	if s := tinyScores(t, dir); len(s) != 2 {
+		t.Fatalf("scores %v", s)
+	}
+	cached, err := optimizedPath(filepath.Join(dir, "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cached); err == nil {
+		t.Error("a cache entry exists though the graph could not be saved")
+	}
+}
