@@ -183,13 +183,29 @@ func (w *IngestFileWorker) finish(ctx context.Context, a IngestFileArgs, status 
 	return closeRunIfDone(ctx, w.pool, a.RunID)
 }
 
+// closeRunIfDone closes the run when no file of it is left queued, and
+// then packs its layer's postings (PackPostings).
 func closeRunIfDone(ctx context.Context, pool *pgxpool.Pool, runID int64) error {
-	_, err := pool.Exec(ctx, `UPDATE strata.ingest_runs SET status = $2, finished_at = now()
+	var layerID int64
+	err := pool.QueryRow(ctx, `UPDATE strata.ingest_runs SET status = $2, finished_at = now()
 		WHERE id = $1 AND status = $3
-		AND NOT EXISTS (SELECT 1 FROM strata.ingest_files WHERE run_id = $1 AND status = 'queued')`,
-		runID, schema.RunDone, schema.RunRunning)
+		AND NOT EXISTS (SELECT 1 FROM strata.ingest_files WHERE run_id = $1 AND status = 'queued')
+		RETURNING layer_id`,
+		runID, schema.RunDone, schema.RunRunning).Scan(&layerID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("close run %d: %w", runID, err)
+	}
+	return PackPostings(ctx, pool, layerID)
+}
+
+// PackPostings merges the layer's new postings into its posting lists
+// (migration 0028), one statement, so that a crash leaves either.
+func PackPostings(ctx context.Context, pool *pgxpool.Pool, layerID int64) error {
+	if _, err := pool.Exec(ctx, `SELECT strata.pack_postings($1)`, layerID); err != nil {
+		return fmt.Errorf("pack the postings of layer %d: %w", layerID, err)
 	}
 	return nil
 }

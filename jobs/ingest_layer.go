@@ -253,6 +253,10 @@ func (w *IngestLayerWorker) Work(ctx context.Context, job *river.Job[IngestLayer
 		}
 		_, err := tx.Exec(ctx, `UPDATE strata.ingest_runs SET status = $2, walked_at = now(),
 			finished_at = CASE WHEN $3 THEN now() END WHERE id = $1`, a.RunID, status, status.Finished())
+		if err == nil && status.Finished() {
+			// A run with nothing to parse may still have deleted documents.
+			_, err = tx.Exec(ctx, `SELECT strata.pack_postings($1)`, layer.ID)
+		}
 		return err
 	})
 }

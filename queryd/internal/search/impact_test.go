@@ -12,6 +12,12 @@ import (
 	"github.com/stratakb/stratakb/queryd/internal/store"
 )
 
+// allPostings is the postings' rows and the posting lists' entries
+// (migration 0028) as one relation, for the checks below.
+const allPostings = `(SELECT chunk_id, lexeme, layer_id FROM strata.postings
+	UNION ALL
+	SELECT u.chunk_id, pl.lexeme, pl.layer_id FROM strata.posting_lists pl, unnest(pl.chunk_ids) u(chunk_id))`
+
 // postingsDrift counts the (chunk, lexeme) pairs on which strata.postings and
 // the chunks' own tsvectors disagree, in either direction.
 func postingsDrift(t *testing.T, f *fixture) int {
@@ -19,9 +25,11 @@ func postingsDrift(t *testing.T, f *fixture) int {
 	var n int
 	err := f.pool.QueryRow(context.Background(), `
 		WITH want AS (SELECT c.id AS chunk_id, u.lexeme, c.layer_id FROM strata.chunks c, unnest(c.tsv) u),
-		have AS (SELECT chunk_id, lexeme, layer_id FROM strata.postings)
-		SELECT (SELECT count(*) FROM (SELECT * FROM want EXCEPT SELECT * FROM have) a)
-		     + (SELECT count(*) FROM (SELECT * FROM have EXCEPT SELECT * FROM want) b)`).Scan(&n)
+		have AS (SELECT chunk_id, lexeme, layer_id FROM strata.postings
+			UNION ALL
+			SELECT u.chunk_id, pl.lexeme, pl.layer_id FROM strata.posting_lists pl, unnest(pl.chunk_ids) u(chunk_id))
+		SELECT (SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM have) a)
+		     + (SELECT count(*) FROM (SELECT * FROM have EXCEPT ALL SELECT * FROM want) b)`).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +46,7 @@ func TestPostingsFollowChunks(t *testing.T) {
 	f.ingest(t, jobs.Layer{Name: "handbook"}, handbook)
 	f.ingest(t, jobs.Layer{Name: "zoo"}, zoo)
 	var rows int
-	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM strata.postings`).Scan(&rows); err != nil || rows == 0 {
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM `+allPostings+` p`).Scan(&rows); err != nil || rows == 0 {
 		t.Fatalf("postings after ingest: %d, %v", rows, err)
 	}
 	if d := postingsDrift(t, f); d != 0 {
@@ -62,7 +70,7 @@ func TestPostingsFollowChunks(t *testing.T) {
 		t.Fatalf("after an edit, %d postings differ from the chunks", d)
 	}
 	var zebra int
-	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM strata.postings WHERE lexeme = 'zebra'`).Scan(&zebra); err != nil || zebra == 0 {
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM `+allPostings+` p WHERE lexeme = 'zebra'`).Scan(&zebra); err != nil || zebra == 0 {
 		t.Fatalf("the edit's new word has no posting: %d, %v", zebra, err)
 	}
 
@@ -97,7 +105,7 @@ func TestPostingsFollowChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var left int
-	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM strata.postings p
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM `+allPostings+` p
 		WHERE NOT EXISTS (SELECT 1 FROM strata.layers l WHERE l.id = p.layer_id)`).Scan(&left); err != nil || left != 0 {
 		t.Fatalf("postings of the removed layer left: %d, %v", left, err)
 	}
@@ -287,5 +295,53 @@ func TestImpactPathWithFilter(t *testing.T) {
 				t.Fatalf("team %s: a hit of team %q passed the filter", c.team, team)
 			}
 		}
+	}
+}
+
+// TestPostingListsPack: a closed run leaves no postings unpacked and every
+// list in impact order; chunks deleted before the next pack are not
+// returned meanwhile, and the pack then drops them from the lists.
+func TestPostingListsPack(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	f.ingest(t, jobs.Layer{Name: "zoo"}, zoo)
+	var delta, unordered, lists int
+	if err := f.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM strata.postings),
+		(SELECT count(*) FROM strata.posting_lists WHERE impacts <> (SELECT array_agg(x ORDER BY x DESC) FROM unnest(impacts) x)),
+		(SELECT count(*) FROM strata.posting_lists)`).Scan(&delta, &unordered, &lists); err != nil {
+		t.Fatal(err)
+	}
+	if delta != 0 || unordered != 0 || lists == 0 {
+		t.Fatalf("after a run: %d postings unpacked, %d lists out of impact order, %d lists; want 0, 0, some", delta, unordered, lists)
+	}
+	s := f.searcher(t)
+	if r := mustSearch(t, s, Request{Query: "treasurer", Layers: []string{"zoo"}}); len(r.Results) == 0 || r.Results[0].File != "a.md" {
+		t.Fatalf("before the delete: %v", files(r))
+	}
+	// Delete a.md's chunks outside a run: its ids stay in the lists until
+	// the next pack, and are not returned.
+	if _, err := f.pool.Exec(ctx, `DELETE FROM strata.documents WHERE path = 'a.md'`); err != nil {
+		t.Fatal(err)
+	}
+	if r := mustSearch(t, f.searcher(t), Request{Query: "treasurer", Layers: []string{"zoo"}}); len(r.Results) != 0 {
+		t.Errorf("a deleted chunk came back before the pack: %v", files(r))
+	}
+	var dirty int
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM strata.posting_lists_dirty`).Scan(&dirty); err != nil || dirty == 0 {
+		t.Fatalf("the deleted chunks' lexemes were not marked: %d, %v", dirty, err)
+	}
+	if _, err := f.pool.Exec(ctx, `SELECT strata.pack_postings(id) FROM strata.layers`); err != nil {
+		t.Fatal(err)
+	}
+	if d := postingsDrift(t, f); d != 0 {
+		t.Fatalf("after the pack, %d postings differ from the chunks", d)
+	}
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM strata.posting_lists_dirty`).Scan(&dirty); err != nil || dirty != 0 {
+		t.Fatalf("dirty lists left after the pack: %d, %v", dirty, err)
+	}
+	var treasurer int
+	if err := f.pool.QueryRow(ctx, `SELECT count(*) FROM strata.posting_lists WHERE lexeme = 'treasur'`).Scan(&treasurer); err != nil || treasurer != 0 {
+		t.Errorf("the list of a lexeme no chunk holds any more is left: %d, %v", treasurer, err)
 	}
 }

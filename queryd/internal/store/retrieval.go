@@ -298,8 +298,9 @@ func (s *Corpus) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) 
 			return err
 		}
 		// ids: the candidates, from the GIN index (Match) or from the
-		// postings (Impact); the index postings_impact serves each lateral
-		// read as an index-only scan of one lexeme's best chunks in a layer.
+		// postings (Impact); strata.best_postings (migration 0028) reads one
+		// lexeme's best chunks in a layer from its posting list and from
+		// the postings not packed yet.
 		// The GIN path checks layer and filter with the match, so a
 		// selective filter can narrow the candidates through the
 		// chunks_metadata index before any row is read.
@@ -309,9 +310,7 @@ func (s *Corpus) SearchBM25(ctx context.Context, q BM25Query) ([]LexHit, error) 
 		if im := q.Impact; im != nil {
 			ids = `ids AS MATERIALIZED (
 				(SELECT p.chunk_id AS id FROM q CROSS JOIN unnest($3::bigint[]) AS l(layer_id)
-					CROSS JOIN LATERAL (SELECT chunk_id, impact FROM strata.postings p
-						WHERE p.lexeme = q.lexeme AND p.layer_id = l.layer_id
-						ORDER BY p.impact DESC LIMIT $11) p
+					CROSS JOIN LATERAL strata.best_postings(q.lexeme, l.layer_id, $11) p
 				GROUP BY p.chunk_id ORDER BY sum(q.idf * p.impact) DESC, p.chunk_id LIMIT $12)`
 			args = append(args[:10], im.PerTerm, im.Candidates)
 			if im.PhraseMatch != "" {

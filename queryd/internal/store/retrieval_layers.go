@@ -245,9 +245,7 @@ func (s *Corpus) SearchBM25Many(ctx context.Context, qs []BM25Query) (hits [][]L
 		post AS MATERIALIZED (
 			SELECT pr.lexeme, pr.layer_id, p.chunk_id, p.impact
 			FROM (SELECT DISTINCT t.lexeme, sl.layer_id FROM t JOIN sl ON sl.scope = t.scope) pr
-			CROSS JOIN LATERAL (SELECT chunk_id, impact FROM strata.postings p
-				WHERE p.lexeme = pr.lexeme AND p.layer_id = pr.layer_id
-				ORDER BY p.impact DESC LIMIT $15) p
+			CROSS JOIN LATERAL strata.best_postings(pr.lexeme, pr.layer_id, $15) p
 		),
 		ids AS MATERIALIZED (
 			(SELECT scope, chunk_id AS id FROM (
