@@ -131,6 +131,7 @@ func TestLayersSetAndRemove(t *testing.T) {
 		`SELECT count(*) FROM strata.documents WHERE layer_id = $1`,
 		`SELECT count(*) FROM strata.chunks WHERE layer_id = $1`,
 		`SELECT count(*) FROM strata.postings WHERE layer_id = $1`,
+		`SELECT count(*) FROM strata.posting_lists WHERE layer_id = $1`,
 		`SELECT count(*) FROM strata.ingest_runs WHERE layer_id = $1`,
 		`SELECT count(*) FROM strata.layer_models WHERE layer_id = $1`,
 	} {

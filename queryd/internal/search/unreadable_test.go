@@ -81,7 +81,9 @@ func TestDocumentThatBecomesUnreadable(t *testing.T) {
 		(SELECT count(*) FROM strata.chunks c JOIN strata.documents d ON d.id = c.document_id WHERE d.status = 'failed') +
 		(SELECT count(*) FROM strata.sections s JOIN strata.documents d ON d.id = s.document_id WHERE d.status = 'failed') +
 		(SELECT count(*) FROM strata.pages p JOIN strata.documents d ON d.id = p.document_id WHERE d.status = 'failed') +
-		(SELECT count(*) FROM strata.postings p WHERE NOT EXISTS (SELECT 1 FROM strata.chunks c WHERE c.id = p.chunk_id))`).Scan(&left); err != nil {
+		(SELECT count(*) FROM strata.postings p WHERE NOT EXISTS (SELECT 1 FROM strata.chunks c WHERE c.id = p.chunk_id)) +
+		(SELECT count(*) FROM strata.posting_lists pl, unnest(pl.chunk_ids) u(id)
+			WHERE NOT EXISTS (SELECT 1 FROM strata.chunks c WHERE c.id = u.id))`).Scan(&left); err != nil {
 		t.Fatal(err)
 	}
 	if left != 0 {
