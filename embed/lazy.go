@@ -88,6 +88,12 @@ func (l *Lazy) State() (LoadState, error) {
 	return l.state, l.err
 }
 
+// Warm starts loading the model in the background, so that the first
+// caller does not wait for it.
+func (l *Lazy) Warm() {
+	go func() { _, _ = l.Get(context.Background()) }()
+}
+
 // Get loads the model if no call has yet, waits for a load in progress, and
 // returns the loaded embedder or the load error. ctx bounds only the wait:
 // a load once started runs to its end, for the next caller.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -104,7 +103,7 @@ func (d mqDeployment) env(tb testing.TB, querydURL string, extra ...string) []st
 func (d mqDeployment) start(tb testing.TB, c *mqCluster, n int, name string, env []string) {
 	tb.Helper()
 	for i := range n {
-		addr := mqFreeAddr(tb)
+		addr := testenv.FreeAddr(tb)
 		c.backends = append(c.backends, "http://"+addr)
 		c.pids = append(c.pids, mqStart(tb, fmt.Sprintf("%s %d", name, i), d.root,
 			append(append([]string{}, env...), "QUERYD_ADDR="+addr), filepath.Join(d.bin, "queryd"), "serve"))
@@ -181,16 +180,6 @@ func (l *mqLocked) Write(p []byte) (int, error) {
 	mqLogMu <- struct{}{}
 	defer func() { <-mqLogMu }()
 	return l.w.Write(p)
-}
-
-func mqFreeAddr(tb testing.TB) string {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func mqWait(tb testing.TB, timeout time.Duration, what string, cond func() bool) {

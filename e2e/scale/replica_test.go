@@ -52,7 +52,7 @@ func (e *replicaEnv) ingest(t *testing.T, dir, layer string) {
 // QUERYD_READ_DATABASE_URL on the standby, and waits for /healthz.
 func (e *replicaEnv) serve(t *testing.T, name string, extra ...string) (string, *proc) {
 	t.Helper()
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	env := append(append(baseEnv(), "QUERYD_DATABASE_URL="+e.querydPrimary, "QUERYD_READ_DATABASE_URL="+e.querydStandby,
 		"QUERYD_ADDR="+addr, "QUERYD_TOKENS=reader:"+scaleToken,
 		"QUERYD_RECEIPT_KEY_FILE="+filepath.Join(t.TempDir(), "receipt.key")), embedEnv(e.embed)...)

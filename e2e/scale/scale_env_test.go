@@ -105,28 +105,10 @@ func baseEnv() []string {
 	return out
 }
 
-// syncBuffer is a log that processes write to while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // proc is a daemon the test started; it is stopped at the test's end.
 type proc struct {
 	cmd    *exec.Cmd
-	log    *syncBuffer
+	log    *testenv.SyncBuffer
 	exited chan error
 }
 
@@ -137,7 +119,7 @@ func start(t *testing.T, name string, env []string, argv ...string) *proc {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
 	cmd.Dir = testenv.RepoRoot(t)
-	p := &proc{cmd: cmd, log: &syncBuffer{}, exited: make(chan error, 1)}
+	p := &proc{cmd: cmd, log: &testenv.SyncBuffer{}, exited: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -174,17 +156,6 @@ func (p *proc) kill(t *testing.T) {
 		t.Fatalf("kill: %v", err)
 	}
 	<-p.exited
-}
-
-// freeAddr is a loopback address nothing listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // call sends a JSON request to queryd's HTTP API (body nil: GET) and

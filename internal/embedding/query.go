@@ -80,8 +80,8 @@ func (x *QueryExport) QueryEncoder() string { return x.name }
 
 // Warm starts loading the export in the background.
 func (x *QueryExport) Warm() {
-	if l, ok := x.query.(*embed.Lazy); ok {
-		go func() { _, _ = l.Get(context.Background()) }()
+	if w, ok := x.query.(interface{ Warm() }); ok {
+		w.Warm()
 	}
 }
 

@@ -68,10 +68,7 @@ func newQueryEmbedder(cfg embed.Config, log *slog.Logger) *queryEmbedder {
 // warm starts loading a lazily loaded model in the background, so that the
 // first query of a server does not wait for it.
 func (q *queryEmbedder) warm() {
-	switch e := q.emb.(type) {
-	case *embed.Lazy:
-		go func() { _, _ = e.Get(context.Background()) }()
-	case interface{ Warm() }:
+	if e, ok := q.emb.(interface{ Warm() }); ok {
 		e.Warm()
 	}
 }

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -139,7 +138,7 @@ func startLoop(t *testing.T) *loopServer {
 		"EMBEDDING_MODEL":        "bow",
 		"LOG_LEVEL":              "error",
 	}
-	var logs lockedBuffer
+	var logs testenv.SyncBuffer
 	done, stopped := make(chan error, 1), make(chan struct{})
 	go func() {
 		done <- Run(ctx, []string{"serve"}, func(k string) string { return env[k] }, nil, &logs, &logs)
@@ -464,22 +463,4 @@ func TestLearningLoopOverMCP(t *testing.T) {
 	if vs := strs(s.ask(t, loopCarol, holidays, "handbook")["query_variants"]); slices.Contains(vs, worded) {
 		t.Errorf("the rewrite is still used after the global reset: %q", vs)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that the server's goroutines may share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,37 +26,6 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// syncBuffer is a strings.Builder that serve's goroutine and the test can
-// share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// freeAddr returns a loopback address nothing listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 // TestCLIUsesARunningServer: with a queryd serve at QUERYD_ADDR, `queryd
 // search` and `queryd ask` print what they print in-process, and the server
 // ran them; with --local, or with no server there, they run in-process.
@@ -73,7 +41,7 @@ func TestCLIUsesARunningServer(t *testing.T) {
 	testenv.WriteFiles(t, exRoot, map[string]string{"leave.md": "# Leave\n\n## 3 Carry-over\n\n" +
 		"Up to five unused leave days may be carried into the next calendar year. Days carried over lapse at the end of March.\n"})
 	ingesttest.Ingest(t, owner, jobs.Layer{Name: "policies", Root: exRoot, AnswerMode: "extractive"}, ingesttest.Options{})
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	env := map[string]string{"QUERYD_DATABASE_URL": qurl, "STRATA_MODEL_DIR": t.TempDir(), "QUERYD_ADDR": addr}
 	getenv := func(k string) string { return env[k] }
 	run := func(args ...string) (string, string, error) {
@@ -101,7 +69,7 @@ func TestCLIUsesARunningServer(t *testing.T) {
 	}
 
 	srvCtx, stop := context.WithCancel(ctx)
-	var serveLog syncBuffer
+	var serveLog testenv.SyncBuffer
 	done := make(chan error, 1)
 	go func() { done <- Run(srvCtx, []string{"serve"}, getenv, nil, io.Discard, &serveLog) }()
 	defer func() {
@@ -203,7 +171,7 @@ func TestCLIServerErrors(t *testing.T) {
 	// The database refuses at once: a verb that runs in-process fails
 	// there, saying so.
 	env := map[string]string{"QUERYD_URL": fake.URL, "QUERYD_TOKEN": "s3cret",
-		"QUERYD_DATABASE_URL": "postgres://queryd@" + freeAddr(t) + "/stratakb?sslmode=disable&connect_timeout=2", "STRATA_MODEL_DIR": t.TempDir()}
+		"QUERYD_DATABASE_URL": "postgres://queryd@" + testenv.FreeAddr(t) + "/stratakb?sslmode=disable&connect_timeout=2", "STRATA_MODEL_DIR": t.TempDir()}
 	run := func(args ...string) error {
 		return Run(ctx, args, func(k string) string { return env[k] }, nil, io.Discard, io.Discard)
 	}
@@ -220,7 +188,7 @@ func TestCLIServerErrors(t *testing.T) {
 		t.Errorf("a 503: got %v, want the in-process run's unreachable database", err)
 	}
 	// Nothing listening: in-process.
-	env["QUERYD_URL"] = "http://" + freeAddr(t)
+	env["QUERYD_URL"] = "http://" + testenv.FreeAddr(t)
 	start := time.Now()
 	if err := run("search", "leave"); err == nil || !strings.Contains(err.Error(), "unreachable") {
 		t.Errorf("no server: got %v, want the in-process run's unreachable database", err)
