@@ -363,7 +363,6 @@ func (w *answer) otherTablesGap(ctx context.Context, rows []tableRow, returned m
 		return "", nil // some tables unread: one of them may hold the row
 	}
 	others := map[string][]string{}
-	var ids []int64
 	for _, t := range tables {
 		if _, ok := returned[t.File]; !ok {
 			others[t.File] = headerColumns(t.Header, spelled)
@@ -373,6 +372,7 @@ func (w *answer) otherTablesGap(ctx context.Context, rows []tableRow, returned m
 	if gap.column == "" {
 		return "", nil
 	}
+	var ids []int64
 	for _, t := range tables {
 		if slices.Contains(gap.tables, t.File) {
 			ids = append(ids, t.ID)

@@ -31,6 +31,10 @@ type DocInfo struct {
 	TableHeader string `db:"table_header"`
 }
 
+// tableHeaderSQL is a table document's header line, read from the first
+// 64 KiB of its text (d: strata.documents).
+const tableHeaderSQL = `split_part(left(coalesce(d.body, ''), 65536), E'\n', 1)`
+
 // Documents returns what citations need about the documents ids, by id.
 func (c *Corpus) Documents(ctx context.Context, ids []int64) (map[int64]DocInfo, error) {
 	rows, err := c.db.Query(ctx, `
@@ -39,7 +43,7 @@ func (c *Corpus) Documents(ctx context.Context, ids []int64) (map[int64]DocInfo,
 				WHERE o.layer_id = d.layer_id AND o.status = 'ok' AND o.supersedes @> ARRAY[d.path]
 				ORDER BY o.doc_date DESC NULLS LAST, o.path LIMIT 1), '') AS replaced_by,
 			l.archived_globs, d.body IS NOT NULL AS text_kept,
-			CASE WHEN d.format = 'table' THEN split_part(left(coalesce(d.body, ''), 65536), E'\n', 1) ELSE '' END AS table_header
+			CASE WHEN d.format = 'table' THEN `+tableHeaderSQL+` ELSE '' END AS table_header
 		FROM strata.documents d
 		JOIN strata.layers l ON l.id = d.layer_id
 		WHERE d.id = ANY($1)`, ids)
@@ -105,7 +109,7 @@ type TableDoc struct {
 // lack.
 func (c *Corpus) TablesOf(ctx context.Context, layerIDs []int64, limit int) ([]TableDoc, error) {
 	rows, err := c.db.Query(ctx, `
-		SELECT d.id, d.path, split_part(left(coalesce(d.body, ''), 65536), E'\n', 1) AS header
+		SELECT d.id, d.path, `+tableHeaderSQL+` AS header
 		FROM strata.documents d
 		WHERE d.layer_id = ANY($1) AND d.status = 'ok' AND d.format = 'table'
 		ORDER BY d.path LIMIT $2`, layerIDs, limit)
