@@ -85,6 +85,17 @@ func TestHonestStatuses(t *testing.T) {
 		// entity, in no row of the countries.
 		"currencies.csv": "Entity,Currency,Alphabetic Code\nArab Monetary Fund,Arab Accounting Dinar,XAD\nNorway,Norwegian Krone,NOK\n",
 	})
+	// A page that says a percentage is withheld without saying which, and
+	// one that gives a rate; a price only in a passage on other words.
+	benefits := writeFolder(t, "benefits", map[string]string{
+		"retirement.md": "# Retirement\n\n## Pension\n\nA percentage of each paycheck is withheld for the pension plan.\n\n" +
+			"## Social security\n\nSocial security withholding takes 6.2 percent of each paycheck.\n",
+		"tools.md": "# Tools\n\n## Video calls\n\nEach licensed video call account is bought by the team, one per user per year.\n\n" +
+			"## Recruiting\n\nRecruiting participants for one video call averaged $125 each.\n",
+	})
+	web := writeFolder(t, "web", map[string]string{
+		"h2push.md": "# HTTP/2 Server Push\n\nThe net/http package supports HTTP/2 server push through the Pusher interface; HTTP/1.1 has no push.\n",
+	})
 	opt := ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})}
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "peps", Root: peps, RoutingPatterns: []string{"PEP"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "regs", Root: regs, RoutingPatterns: []string{"regulation"}}, opt)
@@ -94,6 +105,8 @@ func TestHonestStatuses(t *testing.T) {
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "countries", Root: countries}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "guides", Root: guides}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "blog", Root: blog}, opt)
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "benefits", Root: benefits}, opt)
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "web", Root: web}, opt)
 	ctx := context.Background()
 	st, err := store.OpenCorpus(ctx, dbtest.QuerydURL(t, url))
 	if err != nil {
@@ -265,6 +278,34 @@ func TestHonestStatuses(t *testing.T) {
 		ok := ask(t, a, Request{Question: "Which currency has the ISO 4217 code NOK?", Layers: []string{"codes"}})
 		if ok.Status == string(NotFound) {
 			t.Errorf("a code in the list: status %s", ok.Status)
+		}
+	})
+	t.Run("AValueNoPassageStates", func(t *testing.T) {
+		r := ask(t, a, Request{Question: "What percentage of each paycheck is withheld for the pension plan?", Layers: []string{"benefits"}, TopK: 1})
+		if r.Status != string(NotFound) || !hasNote(r, "asks for a percentage", "no returned passage states one") {
+			t.Errorf("status %s, notes %q, passages %q: want not_found, the pension passage gives no percentage", r.Status, r.Notes, files(r))
+		}
+		ok := ask(t, a, Request{Question: "What percentage of each paycheck is withheld for social security?", Layers: []string{"benefits"}})
+		if ok.Status == string(NotFound) || hasNote(ok, "asks for a percentage") {
+			t.Errorf("a passage gives the rate: status %s, notes %q", ok.Status, ok.Notes)
+		}
+	})
+	t.Run("AnotherVersionOnly", func(t *testing.T) {
+		r := ask(t, a, Request{Question: "Does net/http support server push over HTTP/3?", Layers: []string{"web"}})
+		if r.Status != string(NotFound) || !hasNote(r, "asks about HTTP/3", `give "http" only as 2, 1.1`) {
+			t.Errorf("status %s, notes %q: want not_found, the passage is about HTTP/2", r.Status, r.Notes)
+		}
+		ok := ask(t, a, Request{Question: "Does net/http support server push over HTTP/2?", Layers: []string{"web"}})
+		if ok.Status == string(NotFound) || hasNote(ok, "another version") {
+			t.Errorf("the version the passage gives: status %s, notes %q", ok.Status, ok.Notes)
+		}
+	})
+	t.Run("AValueOnlyAPoorPassageStates", func(t *testing.T) {
+		// The video call passage matches the question best and gives no
+		// price; the recruiting passage gives one and matches it poorly.
+		r := ask(t, a, Request{Question: "How much does a licensed video call account cost per year?", Layers: []string{"benefits"}})
+		if r.Status != string(NotFound) || !hasNote(r, "asks for an amount of money; the passages that state one score") {
+			t.Errorf("status %s, notes %q, passages %q: want not_found by the recruiting passage's score", r.Status, r.Notes, files(r))
 		}
 	})
 }

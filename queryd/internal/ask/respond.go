@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/stratakb/stratakb/queryd/internal/caller"
+	"github.com/stratakb/stratakb/queryd/internal/question"
 	"github.com/stratakb/stratakb/queryd/internal/retrieve"
 	"github.com/stratakb/stratakb/queryd/internal/scrub"
 	"github.com/stratakb/stratakb/queryd/internal/store"
@@ -70,6 +71,8 @@ func (a *Asker) respond(ctx context.Context, req Request, q *asked, variants []s
 		w.checkNames,
 		w.checkFields,
 		w.checkParties,
+		w.checkValue,
+		w.checkVersions,
 		w.finish,
 		w.record,
 	} {
@@ -420,6 +423,79 @@ func (w *answer) checkParties(ctx context.Context) error {
 		w.notes = append(w.notes, partiesNote(w.q.PartyGroups, w.layers))
 	}
 	return nil
+}
+
+// checkValue: a question that asks for a kind of value whose form can be
+// told in text (an amount of money, a percentage, a frequency, a data
+// rate, how much faster) is answered only by the passages that state one:
+// the status is the one the best of them scores, and not_found when none
+// states one, however well the others match its topic. A clause the
+// question names that came back decides instead.
+func (w *answer) checkValue(context.Context) error {
+	v := w.q.Wants
+	if v.Value == question.ValueNone || w.status == NotFound || w.report.Returned() {
+		return nil
+	}
+	best, stated := math.Inf(-1), false
+	for _, i := range w.keep {
+		if v.StatedIn(w.cands[i].Text) {
+			stated = true
+			best = math.Max(best, scoreOf(w.p, w.cands, w.scores, i))
+		}
+	}
+	if !stated {
+		w.status = NotFound
+		w.notes = append(w.notes, fmt.Sprintf("The question asks for %s, and no returned passage states one: the passages are related text, not the answer.", v))
+		return nil
+	}
+	if w.p.basis == basisNone {
+		return nil
+	}
+	if s := StatusFor(best, w.p.high, w.p.med); rank(s) < rank(w.status) {
+		w.status = s
+		w.notes = append(w.notes, fmt.Sprintf("The question asks for %s; the passages that state one score %.2f, lower than the best passage: the status is theirs.", v, best))
+	}
+	return nil
+}
+
+// checkVersions: a question about a term of one version ("server push
+// over HTTP/3", "the WASI preview 2 component model") answered by passages
+// that give the term only with other numbers ("HTTP/2", "preview 1") is
+// answered about another version: the answer is not_found, with a note.
+// The passages' file paths count as their text ("go1.26.md"). A clause
+// the question names that came back decides instead.
+func (w *answer) checkVersions(context.Context) error {
+	if len(w.q.Versioned) == 0 || w.status == NotFound || w.report.Returned() {
+		return nil
+	}
+	var b strings.Builder
+	for _, s := range w.sources() {
+		b.WriteString(s.File)
+		b.WriteByte('\n')
+		b.WriteString(s.Text)
+		b.WriteByte('\n')
+	}
+	text := b.String()
+	for _, v := range w.q.Versioned {
+		if others := v.OtherVersions(text); others != nil {
+			w.status = NotFound
+			w.notes = append(w.notes, fmt.Sprintf("The question asks about %s; the returned passages give %q only as %s: they are about another version.",
+				v.Raw, v.Word, strings.Join(others, ", ")))
+			return nil
+		}
+	}
+	return nil
+}
+
+// rank orders the statuses: not_found, partly_found, found.
+func rank(s Status) int {
+	switch s {
+	case Found:
+		return 2
+	case PartlyFound:
+		return 1
+	}
+	return 0
 }
 
 // partiesNote says that no document holds the names together.

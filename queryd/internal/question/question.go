@@ -33,6 +33,12 @@ type Question struct {
 	// words per name ("cisco" | "tech", "data" of "the Cisco–Tech Data
 	// agreement"); see partyGroups.
 	PartyGroups [][]string
+	// Wants is the kind of value it asks for when its form can be told
+	// in text (an amount of money, a percentage; see Wants).
+	Wants Want
+	// Versioned are the terms it writes with a number that picks a
+	// version ("HTTP/3", "preview 2"; see VersionedTerms).
+	Versioned []Versioned
 }
 
 // Parse parses text.
@@ -46,6 +52,8 @@ func Parse(text string) *Question {
 		Parties:     properNames(text),
 		Described:   descriptor(text),
 		PartyGroups: partyGroups(text),
+		Wants:       Wants(text),
+		Versioned:   VersionedTerms(text),
 	}
 }
 

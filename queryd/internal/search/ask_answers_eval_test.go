@@ -440,11 +440,13 @@ func askOne(t *testing.T, a *ask.Asker, dn distinctiveNames, q answers.Question,
 	r.notes = resp.Notes
 	// A document named by number that the layers lack (ask's absentNote),
 	// a table's rows without the column asked for (ask's fieldNote) and
-	// names no document holds together (partiesNote) decide the status as
-	// a missing section does.
+	// names no document holds together (partiesNote) and a value asked for
+	// that no passage states (ask's checkValue) decide the status as a
+	// missing section does.
 	r.missingSection = sectionMissingIn(resp.Notes) || slices.ContainsFunc(resp.Notes, func(n string) bool {
 		return strings.Contains(n, "which is not among the documents searched") || strings.Contains(n, ": the tables do not give it.") ||
-			strings.Contains(n, ": the documents do not cover what the question names.")
+			strings.Contains(n, ": the documents do not cover what the question names.") || strings.Contains(n, ", and no returned passage states one:") ||
+			strings.Contains(n, "; the passages that state one score ") || strings.Contains(n, ": they are about another version.")
 	})
 	r.names = dn(q.Question, resp.SearchedLayers)
 	bestID := ""
@@ -748,7 +750,8 @@ func dumpAskRuns(t *testing.T, path string, runs map[string]map[string][]askRun)
 			for _, r := range runs[split][mode] {
 				if err := enc.Encode(map[string]any{"split": split, "mode": mode, "id": r.q.ID, "kind": r.q.Kind,
 					"layer": r.q.Layer, "best": r.best, "gold": r.gold, "best_gold": r.bestGold, "status": r.status,
-					"capped": r.capped, "grounded": r.grounded, "exact": r.exact, "basis": r.basis}); err != nil {
+					"capped": r.capped, "grounded": r.grounded, "exact": r.exact, "basis": r.basis,
+					"question": r.q.Question, "sources": r.sources}); err != nil {
 					t.Fatal(err)
 				}
 			}
