@@ -41,17 +41,39 @@ func init() {
 	}
 }
 
-// VersionedTerms are the versioned terms text writes, in order.
+// VersionedTerms are the versioned terms text writes, in order. The
+// term must be written as a name, so that "take 3 days" is none: the
+// number joined to the word ("HTTP/3", "ARM64"), a dotted number ("Go
+// 1.26"), or a capital in the word or in the word before it ("Group 4",
+// "WASI preview 2"; the first word of the text does not count).
 func VersionedTerms(text string) []Versioned {
 	var out []Versioned
-	for _, m := range versionedRE.FindAllStringSubmatch(text, -1) {
-		w := strings.ToLower(m[1])
-		if notVersioned[w] {
+	for _, m := range versionedRE.FindAllStringSubmatchIndex(text, -1) {
+		raw, word, num := text[m[0]:m[1]], text[m[2]:m[3]], text[m[4]:m[5]]
+		w := strings.ToLower(word)
+		if notVersioned[w] || !writtenAsName(text, m[2], m[3], m[4], num) {
 			continue
 		}
-		out = append(out, Versioned{Raw: m[0], Word: w, Number: m[2]})
+		out = append(out, Versioned{Raw: raw, Word: w, Number: num})
 	}
 	return out
+}
+
+// writtenAsName reports whether the word text[ws:we] and the number that
+// starts at ns are written as a name (see VersionedTerms).
+func writtenAsName(text string, ws, we, ns int, num string) bool {
+	if ns == we || strings.Contains(num, ".") || text[we] == '/' || text[we] == '-' || text[we] == '.' {
+		return true
+	}
+	if ws > 0 && strings.ToLower(text[ws:we]) != text[ws:we] {
+		return true
+	}
+	before := strings.Fields(text[:ws])
+	if len(before) < 2 {
+		return false
+	}
+	prev := before[len(before)-1]
+	return strings.ToLower(prev) != prev
 }
 
 // OtherVersions returns the numbers text gives the term with, when it

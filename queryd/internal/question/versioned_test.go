@@ -17,6 +17,9 @@ func TestVersionedTerms(t *testing.T) {
 		"What does Article 41 of RFC 5321 say about step 7?":  nil,
 		"Which release in 2024 added it?":                     nil,
 		"How many votes did each candidate receive at least?": nil,
+		"Does delivery take 3 days to Oslo?":                  nil,
+		"Group 4 terminals":                                   nil, // the text's first word
+		"Does the ARM64 port run?":                            {"arm 64"},
 	} {
 		var got []string
 		for _, v := range VersionedTerms(q) {
