@@ -25,6 +25,7 @@ const (
 	ValueRate
 	ValueRatio
 	ValueNumbered
+	ValueCount
 )
 
 // String says what the value is, for notes.
@@ -42,6 +43,8 @@ func (v Value) String() string {
 		return "how much faster, slower, larger or smaller (a percentage or a factor)"
 	case ValueNumbered:
 		return "a number"
+	case ValueCount:
+		return "a count"
 	}
 	return "nothing in particular"
 }
@@ -66,6 +69,14 @@ var wants = []struct {
 // the thing.
 var numberedRE = regexp.MustCompile(`\b(?:what|which)(?: [a-z0-9-]+){0,2} (certificate|serial|registration|licen[cs]e|phone|telephone|fax|account|case|docket|ticket|form|invoice|order|tracking|patent|port) number\b|\b(?:what|which) (?:tcp |udp )?(port)\b`)
 
+// countRE is a question for how many of a thing there are ("How many
+// days …", "the maximum number of fields"); its groups are the thing.
+var countRE = regexp.MustCompile(`\bhow many ([a-z][a-z-]+)|\b(?:maximum|minimum|max|min|largest|smallest|total) number of ([a-z][a-z-]+)`)
+
+// countWords are the written forms of a count next to its thing: a
+// number, a number word, or a word that says how many without one.
+const countWords = `(?:\d[\d.,]*|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|single|both|dozen|no|none|zero|unlimited|any number)`
+
 // Want is what a question asks for: a kind of value, and for
 // ValueNumbered the thing whose number it is.
 type Want struct {
@@ -75,8 +86,11 @@ type Want struct {
 
 // String says what is asked for, for notes.
 func (w Want) String() string {
-	if w.Value == ValueNumbered {
+	switch w.Value {
+	case ValueNumbered:
 		return "a " + w.Noun + " number"
+	case ValueCount:
+		return "how many " + w.Noun
 	}
 	return w.Value.String()
 }
@@ -93,6 +107,9 @@ func Wants(text string) Want {
 	if m := numberedRE.FindStringSubmatch(t); m != nil {
 		return Want{Value: ValueNumbered, Noun: m[1] + m[2]}
 	}
+	if m := countRE.FindStringSubmatch(t); m != nil {
+		return Want{Value: ValueCount, Noun: m[1] + m[2]}
+	}
 	return Want{}
 }
 
@@ -101,7 +118,11 @@ func Wants(text string) Want {
 // "number", "no." or "#" between ("port 143", "certificate #4816",
 // "certificate A6650").
 func (w Want) StatedIn(text string) bool {
-	if w.Value != ValueNumbered {
+	switch w.Value {
+	case ValueNumbered:
+	case ValueCount:
+		return countStated(w.Noun, text)
+	default:
 		return States(w.Value, text)
 	}
 	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(w.Noun) + `s?\W{1,3}(?:(?:number|no\.?|nr\.?)[^0-9\n]{1,12}|#\s?)?[a-z]{0,3}-?\d`)
@@ -127,5 +148,18 @@ func States(v Value, text string) bool {
 	if !ok {
 		return true
 	}
+	return re.MatchString(strings.ReplaceAll(strings.ToLower(text), "_", " "))
+}
+
+// countStated reports whether text gives a count within 30 characters of
+// the thing, in one sentence ("15 days", "days: 15", "at most five
+// fields"); the thing matches without a plural s.
+func countStated(noun, text string) bool {
+	n := strings.TrimSuffix(noun, "s")
+	if len(n) < 3 {
+		n = noun
+	}
+	thing := `\b` + regexp.QuoteMeta(n)
+	re := regexp.MustCompile(`\b` + countWords + `\b[^.\n]{0,30}` + thing + `|` + thing + `[^.\n]{0,30}\b` + countWords + `\b`)
 	return re.MatchString(strings.ReplaceAll(strings.ToLower(text), "_", " "))
 }

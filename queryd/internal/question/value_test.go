@@ -22,12 +22,13 @@ func TestWants(t *testing.T) {
 		{"What frequency of backups is required?", ValueNone},
 		{"How much notice must be given to stop the renewal?", ValueNone},
 		{"How long before leave banked in place of extra wages is forfeited?", ValueNone},
-		{"How many transit days does a parcel to Asia take?", ValueNone},
+		{"How many transit days does a parcel to Asia take?", ValueCount},
 		{"Can someone at the maximum salary receive overtime?", ValueNone},
 		{"What is the rate limit of the API?", ValueNone},
 		{"What CMVP certificate number was the module awarded?", ValueNumbered},
 		{"What port does an IMAP server listen on?", ValueNumbered},
 		{"What number of retries is allowed?", ValueNone},
+		{"What is the maximum number of fields a CSV record may have?", ValueCount},
 	} {
 		if got := Wants(c.q).Value; got != c.want {
 			t.Errorf("Wants(%q) = %v, want %v", c.q, got, c.want)
@@ -85,5 +86,26 @@ func TestWantNumbered(t *testing.T) {
 	p := Wants("What port does an IMAP server listen on for TLS?")
 	if !p.StatedIn("an IMAP4rev1 server listens on port 143.") || p.StatedIn("The server listens on a port.") {
 		t.Errorf("port: %+v", p)
+	}
+}
+
+func TestWantCount(t *testing.T) {
+	w := Wants("What is the maximum number of fields a CSV record may have?")
+	if w.Value != ValueCount || w.Noun != "fields" {
+		t.Fatalf("Wants = %+v", w)
+	}
+	for text, want := range map[string]bool{
+		"Each line should contain the same number of fields throughout the file.": false,
+		"A record may have at most 64 fields.":                                    true,
+		"There is no limit on fields.":                                            true,
+		"Fields are separated by commas. The file has 3 lines.":                   false,
+	} {
+		if got := w.StatedIn(text); got != want {
+			t.Errorf("StatedIn(%q) = %v, want %v", text, got, want)
+		}
+	}
+	d := Wants("How many transit days does a parcel to Asia take?")
+	if !d.StatedIn("zone: Z6 | region: Asia and Oceania | transit_days: 9") {
+		t.Errorf("a table cell: %+v", d)
 	}
 }
