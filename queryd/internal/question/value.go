@@ -65,9 +65,9 @@ var wants = []struct {
 }
 
 // numberedRE is a question for the number of a thing that is known by
-// one ("What CMVP certificate number …", "Which port …"); its group is
-// the thing.
-var numberedRE = regexp.MustCompile(`\b(?:what|which)(?: [a-z0-9-]+){0,2} (certificate|serial|registration|licen[cs]e|phone|telephone|fax|account|case|docket|ticket|form|invoice|order|tracking|patent|port) number\b|\b(?:what|which) (?:tcp |udp )?(port)\b`)
+// one ("What CMVP certificate number …", "Which port …"); its groups are
+// the word before the thing, when there is one, and the thing.
+var numberedRE = regexp.MustCompile(`(?i)\b(?:what|which)(?: [a-z0-9-]+)??(?: ([a-z0-9-]+))? (certificate|serial|registration|licen[cs]e|phone|telephone|fax|account|case|docket|ticket|form|invoice|order|tracking|patent|port) number\b|\b(?:what|which) (?:tcp |udp )?(port)\b`)
 
 // countRE is a question for how many of a thing there are ("How many
 // days …", "the maximum number of fields"); its groups are the thing.
@@ -82,6 +82,11 @@ const countWords = `(?:\d[\d.,]*|one|two|three|four|five|six|seven|eight|nine|te
 type Want struct {
 	Value Value
 	Noun  string
+	// Issuer, for ValueNumbered, is the acronym the question writes
+	// before the thing ("cmvp" of "CMVP certificate number"): the number
+	// must be stated beside it, since another body's number ("CAVP
+	// certificate A6650") is not the one asked for.
+	Issuer string
 }
 
 // String says what is asked for, for notes.
@@ -104,8 +109,12 @@ func Wants(text string) Want {
 			return Want{Value: w.v}
 		}
 	}
-	if m := numberedRE.FindStringSubmatch(t); m != nil {
-		return Want{Value: ValueNumbered, Noun: m[1] + m[2]}
+	if m := numberedRE.FindStringSubmatch(text); m != nil {
+		w := Want{Value: ValueNumbered, Noun: strings.ToLower(m[2] + m[3])}
+		if acronym(m[1]) {
+			w.Issuer = strings.ToLower(m[1])
+		}
+		return w
 	}
 	if m := countRE.FindStringSubmatch(t); m != nil {
 		return Want{Value: ValueCount, Noun: m[1] + m[2]}
@@ -125,7 +134,11 @@ func (w Want) StatedIn(text string) bool {
 	default:
 		return States(w.Value, text)
 	}
-	re := regexp.MustCompile(`\b` + regexp.QuoteMeta(w.Noun) + `s?\W{1,3}(?:(?:number|no\.?|nr\.?)[^0-9\n]{1,12}|#\s?)?[a-z]{0,3}-?\d`)
+	issuer := ""
+	if w.Issuer != "" {
+		issuer = `\b` + regexp.QuoteMeta(w.Issuer) + `\b[^.\n]{0,40}?`
+	}
+	re := regexp.MustCompile(issuer + `\b` + regexp.QuoteMeta(w.Noun) + `s?\W{1,3}(?:(?:number|no\.?|nr\.?)[^0-9\n]{1,12}|#\s?)?[a-z]{0,3}-?\d`)
 	return re.MatchString(strings.ToLower(text))
 }
 
@@ -149,6 +162,22 @@ func States(v Value, text string) bool {
 		return true
 	}
 	return re.MatchString(strings.ReplaceAll(strings.ToLower(text), "_", " "))
+}
+
+// acronym reports whether word is two or more capitals, digits allowed
+// ("CMVP", "FCC", "W2").
+func acronym(word string) bool {
+	letters := 0
+	for _, r := range word {
+		switch {
+		case r >= 'A' && r <= 'Z':
+			letters++
+		case r >= '0' && r <= '9':
+		default:
+			return false
+		}
+	}
+	return letters >= 2
 }
 
 // countStated reports whether text gives a count within 30 characters of

@@ -68,8 +68,8 @@ func TestStates(t *testing.T) {
 }
 
 func TestWantNumbered(t *testing.T) {
-	w := Wants("What CMVP certificate number was the Go Cryptographic Module awarded?")
-	if w.Noun != "certificate" || w.String() != "a certificate number" {
+	w := Wants("What certificate number was the Go Cryptographic Module awarded?")
+	if w.Noun != "certificate" || w.Issuer != "" || w.String() != "a certificate number" {
 		t.Fatalf("Wants = %+v (%s)", w, w)
 	}
 	for text, want := range map[string]bool{
@@ -78,6 +78,19 @@ func TestWantNumbered(t *testing.T) {
 		"The certificate number is 4816.":                    true,
 		"The module is awaiting its CMVP certificate.":       false,
 		"Version 1.0.0 of the module is in the certificate.": false,
+	} {
+		if got := w.StatedIn(text); got != want {
+			t.Errorf("StatedIn(%q) = %v, want %v", text, got, want)
+		}
+	}
+	// The body that issues the number is part of what is asked.
+	w = Wants("What CMVP certificate number was the Go Cryptographic Module awarded?")
+	if w.Issuer != "cmvp" {
+		t.Fatalf("Wants = %+v", w)
+	}
+	for text, want := range map[string]bool{
+		"It holds CMVP certificate #4816.":                                   true,
+		"It was awarded (CAVP) certificate A6650 and submitted to the CMVP.": false,
 	} {
 		if got := w.StatedIn(text); got != want {
 			t.Errorf("StatedIn(%q) = %v, want %v", text, got, want)
