@@ -69,9 +69,12 @@ var wants = []struct {
 // the word before the thing, when there is one, and the thing.
 var numberedRE = regexp.MustCompile(`(?i)\b(?:what|which)(?: [a-z0-9-]+)??(?: ([a-z0-9-]+))? (certificate|serial|registration|licen[cs]e|phone|telephone|fax|account|case|docket|ticket|form|invoice|order|tracking|patent|port) number\b|\b(?:what|which) (?:tcp |udp )?(port)\b`)
 
-// countRE is a question for how many of a thing there are ("How many
-// days …", "the maximum number of fields"); its groups are the thing.
-var countRE = regexp.MustCompile(`\bhow many ([a-z][a-z-]+)|\b(?:maximum|minimum|max|min|largest|smallest|total) number of ([a-z][a-z-]+)`)
+// countRE is a question for a limit on how many of a thing there may be
+// ("the maximum number of fields"); its group is the thing. A plain "how
+// many" is left out: its answer often names the thing in other words
+// ("How many members …?" over "five people"), which the check, reading
+// the thing's own word, would miss.
+var countRE = regexp.MustCompile(`\b(?:maximum|minimum|max|min|largest|smallest) number of ([a-z][a-z-]+)`)
 
 // countWords are the written forms of a count next to its thing: a
 // number, a number word, or a word that says how many without one.
@@ -95,7 +98,7 @@ func (w Want) String() string {
 	case ValueNumbered:
 		return "a " + w.Noun + " number"
 	case ValueCount:
-		return "how many " + w.Noun
+		return "how many " + w.Noun + " there may be"
 	}
 	return w.Value.String()
 }
@@ -117,7 +120,7 @@ func Wants(text string) Want {
 		return w
 	}
 	if m := countRE.FindStringSubmatch(t); m != nil {
-		return Want{Value: ValueCount, Noun: m[1] + m[2]}
+		return Want{Value: ValueCount, Noun: m[1]}
 	}
 	return Want{}
 }

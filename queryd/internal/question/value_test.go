@@ -22,7 +22,7 @@ func TestWants(t *testing.T) {
 		{"What frequency of backups is required?", ValueNone},
 		{"How much notice must be given to stop the renewal?", ValueNone},
 		{"How long before leave banked in place of extra wages is forfeited?", ValueNone},
-		{"How many transit days does a parcel to Asia take?", ValueCount},
+		{"How many transit days does a parcel to Asia take?", ValueNone},
 		{"Can someone at the maximum salary receive overtime?", ValueNone},
 		{"What is the rate limit of the API?", ValueNone},
 		{"What CMVP certificate number was the module awarded?", ValueNumbered},
@@ -117,7 +117,7 @@ func TestWantCount(t *testing.T) {
 			t.Errorf("StatedIn(%q) = %v, want %v", text, got, want)
 		}
 	}
-	d := Wants("How many transit days does a parcel to Asia take?")
+	d := Wants("What is the maximum number of days a parcel to Asia is in transit?")
 	if !d.StatedIn("zone: Z6 | region: Asia and Oceania | transit_days: 9") {
 		t.Errorf("a table cell: %+v", d)
 	}
