@@ -451,7 +451,7 @@ func (w *answer) checkValue(context.Context) error {
 	if w.p.basis == basisNone {
 		return nil
 	}
-	if s := StatusFor(best, w.p.high, w.p.med); rank(s) < rank(w.status) {
+	if s := StatusFor(best, w.p.high, w.p.med); s.Rank() < w.status.Rank() {
 		w.status = s
 		w.notes = append(w.notes, fmt.Sprintf("The question asks for %s; the passages that state one score %.2f, lower than the best passage: the status is theirs.", v, best))
 	}
@@ -485,17 +485,6 @@ func (w *answer) checkVersions(context.Context) error {
 		}
 	}
 	return nil
-}
-
-// rank orders the statuses: not_found, partly_found, found.
-func rank(s Status) int {
-	switch s {
-	case Found:
-		return 2
-	case PartlyFound:
-		return 1
-	}
-	return 0
 }
 
 // partiesNote says that no document holds the names together.

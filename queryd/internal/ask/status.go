@@ -13,6 +13,17 @@ const (
 	NotFound    Status = "not_found"
 )
 
+// Rank orders the statuses: not_found 0, partly_found 1, found 2.
+func (s Status) Rank() int {
+	switch s {
+	case Found:
+		return 2
+	case PartlyFound:
+		return 1
+	}
+	return 0
+}
+
 // NamesCheck is the outcome of checking the names a question asks about
 // against what an answer returns.
 type NamesCheck struct {

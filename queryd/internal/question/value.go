@@ -16,7 +16,7 @@ type Value int
 
 // The values recognised; ValueNone for a question that asks for none of
 // them, or for something whose form cannot be told from text (a date, a
-// count, a name).
+// name).
 const (
 	ValueNone Value = iota
 	ValueMoney
@@ -41,10 +41,6 @@ func (v Value) String() string {
 		return "a data rate (such as bit/s)"
 	case ValueRatio:
 		return "how much faster, slower, larger or smaller (a percentage or a factor)"
-	case ValueNumbered:
-		return "a number"
-	case ValueCount:
-		return "a count"
 	}
 	return "nothing in particular"
 }
@@ -90,6 +86,9 @@ type Want struct {
 	// must be stated beside it, since another body's number ("CAVP
 	// certificate A6650") is not the one asked for.
 	Issuer string
+	// stated, for ValueNumbered and ValueCount, is the form that states
+	// the thing's number or count, built once by Wants.
+	stated *regexp.Regexp
 }
 
 // String says what is asked for, for notes.
@@ -117,10 +116,11 @@ func Wants(text string) Want {
 		if acronym(m[1]) {
 			w.Issuer = strings.ToLower(m[1])
 		}
+		w.stated = numberStatedRE(w.Issuer, w.Noun)
 		return w
 	}
 	if m := countRE.FindStringSubmatch(t); m != nil {
-		return Want{Value: ValueCount, Noun: m[1]}
+		return Want{Value: ValueCount, Noun: m[1], stated: countStatedRE(m[1])}
 	}
 	return Want{}
 }
@@ -132,17 +132,20 @@ func Wants(text string) Want {
 func (w Want) StatedIn(text string) bool {
 	switch w.Value {
 	case ValueNumbered:
+		return w.stated.MatchString(strings.ToLower(text))
 	case ValueCount:
-		return countStated(w.Noun, text)
-	default:
-		return States(w.Value, text)
+		return w.stated.MatchString(strings.ReplaceAll(strings.ToLower(text), "_", " "))
 	}
-	issuer := ""
-	if w.Issuer != "" {
-		issuer = `\b` + regexp.QuoteMeta(w.Issuer) + `\b[^.\n]{0,40}?`
+	return States(w.Value, text)
+}
+
+// numberStatedRE is the form that states the number of thing, beside issuer
+// when it is not empty.
+func numberStatedRE(issuer, thing string) *regexp.Regexp {
+	if issuer != "" {
+		issuer = `\b` + regexp.QuoteMeta(issuer) + `\b[^.\n]{0,40}?`
 	}
-	re := regexp.MustCompile(issuer + `\b` + regexp.QuoteMeta(w.Noun) + `s?\W{1,3}(?:(?:number|no\.?|nr\.?)[^0-9\n]{1,12}|#\s?)?[a-z]{0,3}-?\d`)
-	return re.MatchString(strings.ToLower(text))
+	return regexp.MustCompile(issuer + `\b` + regexp.QuoteMeta(thing) + `s?\W{1,3}(?:(?:number|no\.?|nr\.?)[^0-9\n]{1,12}|#\s?)?[a-z]{0,3}-?\d`)
 }
 
 // The written forms of each value. A table cell reads "base_fee_eur:
@@ -183,15 +186,14 @@ func acronym(word string) bool {
 	return letters >= 2
 }
 
-// countStated reports whether text gives a count within 30 characters of
-// the thing, in one sentence ("15 days", "days: 15", "at most five
+// countStatedRE is the form that states a count of thing: a count within 30
+// characters of it, in one sentence ("15 days", "days: 15", "at most five
 // fields"); the thing matches without a plural s.
-func countStated(noun, text string) bool {
-	n := strings.TrimSuffix(noun, "s")
+func countStatedRE(thing string) *regexp.Regexp {
+	n := strings.TrimSuffix(thing, "s")
 	if len(n) < 3 {
-		n = noun
+		n = thing
 	}
-	thing := `\b` + regexp.QuoteMeta(n)
-	re := regexp.MustCompile(`\b` + countWords + `\b[^.\n]{0,30}` + thing + `|` + thing + `[^.\n]{0,30}\b` + countWords + `\b`)
-	return re.MatchString(strings.ReplaceAll(strings.ToLower(text), "_", " "))
+	t := `\b` + regexp.QuoteMeta(n)
+	return regexp.MustCompile(`\b` + countWords + `\b[^.\n]{0,30}` + t + `|` + t + `[^.\n]{0,30}\b` + countWords + `\b`)
 }

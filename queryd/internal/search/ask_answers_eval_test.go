@@ -225,11 +225,9 @@ func newDistinctiveNames(t *testing.T, st *store.Corpus, stored []store.Layer) d
 	}
 }
 
-var statusRank = map[ask.Status]int{ask.NotFound: 0, ask.PartlyFound: 1, ask.Found: 2}
-
 // lowerStatus is the lower of two statuses.
 func lowerStatus(a, b ask.Status) ask.Status {
-	if statusRank[b] < statusRank[a] {
+	if b.Rank() < a.Rank() {
 		return b
 	}
 	return a
@@ -474,7 +472,7 @@ func askOne(t *testing.T, a *ask.Asker, dn distinctiveNames, q answers.Question,
 		}
 	}
 	r.capped = ask.Found
-	if !r.grounded && r.best >= 0 && statusRank[r.status] < statusRank[ask.StatusFor(r.best, high, medium)] {
+	if !r.grounded && r.best >= 0 && r.status.Rank() < ask.StatusFor(r.best, high, medium).Rank() {
 		r.capped = r.status
 	}
 	return r
