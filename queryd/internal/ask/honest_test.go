@@ -96,6 +96,13 @@ func TestHonestStatuses(t *testing.T) {
 	web := writeFolder(t, "web", map[string]string{
 		"h2push.md": "# HTTP/2 Server Push\n\nThe net/http package supports HTTP/2 server push through the Pusher interface; HTTP/1.1 has no push.\n",
 	})
+	// A notice shares the question's other words; only the coins page
+	// names the Guilder, and matches the question poorly.
+	money := writeFolder(t, "money", map[string]string{
+		"notices.md": "# Notices\n\nThis proposal was withdrawn from circulation when its author left.\n",
+		"coins.md":   "# Coins\n\nThe Guilder was a coin of the Netherlands.\n",
+		"stamps.md":  "# Stamps\n\nStamps are printed each spring.\n",
+	})
 	opt := ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})}
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "peps", Root: peps, RoutingPatterns: []string{"PEP"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "regs", Root: regs, RoutingPatterns: []string{"regulation"}}, opt)
@@ -107,6 +114,7 @@ func TestHonestStatuses(t *testing.T) {
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "blog", Root: blog}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "benefits", Root: benefits}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "web", Root: web}, opt)
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "money", Root: money}, opt)
 	ctx := context.Background()
 	st, err := store.OpenCorpus(ctx, dbtest.QuerydURL(t, url))
 	if err != nil {
@@ -306,6 +314,12 @@ func TestHonestStatuses(t *testing.T) {
 		r := ask(t, a, Request{Question: "How much does a licensed video call account cost per year?", Layers: []string{"benefits"}})
 		if r.Status != string(NotFound) || !hasNote(r, "asks for an amount of money; the passages that state one score") {
 			t.Errorf("status %s, notes %q, passages %q: want not_found by the recruiting passage's score", r.Status, r.Notes, files(r))
+		}
+	})
+	t.Run("BestPassageOfADocumentWithoutTheName", func(t *testing.T) {
+		r := ask(t, a, Request{Question: "When was the Guilder withdrawn from circulation?", Layers: []string{"money"}})
+		if r.Status != string(NotFound) || !hasNote(r, `documents that hold "guilder" score`, "hold none of it") {
+			t.Errorf("status %s, notes %q, passages %q: want not_found by the coins page's score", r.Status, r.Notes, files(r))
 		}
 	})
 }

@@ -49,6 +49,7 @@ type answer struct {
 	mode       string
 	namesChunk int64
 	namesNote  string
+	distinct   []Name // the question's names that decide (checkNames)
 
 	status     Status
 	notes      []string
@@ -69,6 +70,7 @@ func (a *Asker) respond(ctx context.Context, req Request, q *asked, variants []s
 		w.statusFromScores,
 		w.extractSentences,
 		w.checkNames,
+		w.checkNameHolders,
 		w.checkFields,
 		w.checkParties,
 		w.checkValue,
@@ -293,6 +295,7 @@ func (w *answer) checkNames(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	w.distinct = names
 	nc := CheckNames(w.status, names, w.sources(), w.report.Returned(), w.mode == ModeGrounded)
 	w.status = nc.Status
 	if nc.Note != "" {
@@ -309,6 +312,69 @@ func (w *answer) checkNames(ctx context.Context) error {
 		w.notes = append(w.notes, note)
 	}
 	return nil
+}
+
+// checkNameHolders: when some returned passages' documents hold a name
+// the question gives and better-scoring passages come from documents that
+// hold none, the better ones are about something else that shares the
+// question's other words ("When was the Euro withdrawn?" scored highest on
+// "This PEP is withdrawn"): the status is the one the best passage of a
+// document holding a name scores. The names are the distinctive ones of
+// the names rule and the words of the proper names it writes that are as
+// rare (holderNames). A document holds a name when one of its returned
+// passages, or its file path, does (a contract's clause and its preamble
+// naming the parties). A clause the question names that came back decides
+// instead.
+func (w *answer) checkNameHolders(ctx context.Context) error {
+	if w.status == NotFound || w.report.Returned() || w.p.basis == basisNone {
+		return nil
+	}
+	names, err := w.holderNames(ctx)
+	if err != nil || len(names) == 0 {
+		return err
+	}
+	type doc struct{ layer, file string }
+	holds := map[doc]bool{}
+	for _, ps := range w.resp.Passages {
+		if len(Missing(names, []NameSource{{Text: ps.Text, File: ps.Citation.File}})) < len(names) {
+			holds[doc{ps.Citation.Layer, ps.Citation.File}] = true
+		}
+	}
+	best, held := math.Inf(-1), false
+	for _, i := range w.keep {
+		if c := w.cands[i]; holds[doc{c.Layer, c.File}] {
+			held = true
+			best = math.Max(best, scoreOf(w.p, w.cands, w.scores, i))
+		}
+	}
+	if !held {
+		return nil
+	}
+	if s := StatusFor(best, w.p.high, w.p.med); s.Rank() < w.status.Rank() {
+		w.status = s
+		w.notes = append(w.notes, fmt.Sprintf("The passages of documents that hold %s score %.2f; the better-scoring ones come from documents that hold none of it: the status is theirs.", quoteNames(names), best))
+	}
+	return nil
+}
+
+// holderNames are the names checkNameHolders reads: the distinctive names
+// and the proper names' words ("Euro", "Norway") that fewer than
+// commonNameShare of the searched layers' passages hold.
+func (w *answer) holderNames(ctx context.Context) ([]Name, error) {
+	names := append([]Name(nil), w.distinct...)
+	if len(w.q.Parties) == 0 || len(w.layers) == 0 {
+		return names, nil
+	}
+	shares, err := w.a.opt.Docs.NameShares(ctx, w.q.Parties, store.LayerIDs(w.layers))
+	if err != nil {
+		return nil, store.CallerError(ctx, err, "read how common the question's proper names are")
+	}
+	for i, p := range w.q.Parties {
+		if shares[i] < commonNameShare {
+			names = append(names, Name{Text: p, key: fold(p)})
+		}
+	}
+	return names, nil
 }
 
 // checkFields applies the table rule (fields.go): a question asking for a

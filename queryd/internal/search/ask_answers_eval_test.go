@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +129,11 @@ type askRun struct {
 	// notes of retrieve/missing.go, decided): the answer is not_found
 	// whatever its passages score.
 	missingSection bool
+	// ceiling is the score of the passages a rule of ask says the status is
+	// judged on when it is below the best's (checkValue's passages that
+	// state the value, checkNameHolders' documents that hold a name);
+	// +Inf when no rule lowered the status.
+	ceiling float64
 	// firstGold says the first returned passage is from a gold file of the
 	// question's layer (a names_doc question brings its document first).
 	firstGold bool
@@ -151,11 +157,29 @@ func (r askRun) statusWith(high, medium float64) ask.Status {
 	if r.missingSection {
 		return ask.NotFound
 	}
-	s := ask.StatusFor(r.best, high, medium)
+	s := ask.StatusFor(math.Min(r.best, r.ceiling), high, medium)
 	if !r.grounded {
 		return lowerStatus(s, r.capped)
 	}
 	return ask.CheckNames(s, r.names, r.sources, false, r.grounded).Status
+}
+
+// loweredNoteRe matches the notes of ask's rules that judge the status on
+// some of the passages and give their best score.
+var loweredNoteRe = regexp.MustCompile(` score (\d+\.\d+)(?:, lower than the best passage|; the better-scoring ones come from documents that hold none)`)
+
+// scoreCeiling is the lowest score the notes give the passages a rule
+// judged the status on, +Inf when none does.
+func scoreCeiling(notes []string) float64 {
+	c := math.Inf(1)
+	for _, n := range notes {
+		if m := loweredNoteRe.FindStringSubmatch(n); m != nil {
+			if v, err := strconv.ParseFloat(m[1], 64); err == nil {
+				c = math.Min(c, v)
+			}
+		}
+	}
+	return c
 }
 
 // missingNoteRe matches the notes of retrieve/missing.go that say a named
@@ -444,8 +468,9 @@ func askOne(t *testing.T, a *ask.Asker, dn distinctiveNames, q answers.Question,
 	r.missingSection = sectionMissingIn(resp.Notes) || slices.ContainsFunc(resp.Notes, func(n string) bool {
 		return strings.Contains(n, "which is not among the documents searched") || strings.Contains(n, ": the tables do not give it.") ||
 			strings.Contains(n, ": the documents do not cover what the question names.") || strings.Contains(n, ", and no returned passage states one:") ||
-			strings.Contains(n, "; the passages that state one score ") || strings.Contains(n, ": they are about another version.")
+			strings.Contains(n, ": they are about another version.")
 	})
+	r.ceiling = scoreCeiling(resp.Notes)
 	r.names = dn(q.Question, resp.SearchedLayers)
 	bestID := ""
 	for i, p := range resp.Passages {
