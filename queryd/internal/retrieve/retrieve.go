@@ -444,7 +444,11 @@ func (e *StoreError) Unwrap() error { return e.Err }
 
 func storeErr(op string, err error) error { return &StoreError{Op: op, Err: err} }
 
-// Search runs the channels over the layers.
+// Search runs the channels over the layers. Both channels start first,
+// each on its own connection: the vector channel embeds the query (the
+// longest step) and scans the HNSW index while the lexical channel runs,
+// and meanwhile this goroutine looks up the documents and sections the
+// query names, which only the merge needs.
 func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error) {
 	q := r.q
 	st := r.e.store
@@ -454,102 +458,25 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	depth := params.depth(q.TopK)
 	out := &Outcome{Layers: layers, Model: r.modelName(), QueryEncoder: r.queryEncoder(), Params: params}
 
-	named, err := NamedDocuments(ctx, st, r.parsed(), layers)
-	if err != nil {
-		return nil, storeErr("find the documents the query names", err)
+	vecDone := r.startVector(ctx, out.Model, layers, ids, depth, params)
+	lexDone := r.startLexical(ctx, layers, ids, depth, params)
+	nm, nmErr := r.lookUpNamed(ctx, ids, layers)
+	lo, vo := <-lexDone, <-vecDone
+	if nmErr != nil {
+		return nil, nmErr
 	}
-	out.Named = named
-	if out.Absent, err = AbsentDocuments(ctx, st, r.parsed(), layers, named); err != nil {
-		return nil, storeErr("read the document series of the layers", err)
-	}
-	exact, lookup, err := r.exactSections(ctx, ids, named)
-	if err != nil {
-		return nil, storeErr("look up the sections the query names", err)
-	}
-	if lookup.MissingNotes, lookup.MissingDecided, err = r.missingNotes(ctx, lookup.Missing, lookup.missingKinds, named, layers); err != nil {
-		return nil, storeErr("read the named documents' sections", err)
-	}
-	// Exact sections come first but never push the result count over
-	// top_k; the rest are counted in the note unless their text comes
-	// back as an ordinary result.
-	var rest []Section
-	if len(exact) > lookup.Limit {
-		exact, rest = exact[:lookup.Limit], exact[lookup.Limit:]
-	}
-
-	// The vector channel (embedding the query, then the HNSW scan) runs
-	// while the lexical channel runs: they use different connections.
-	type vecOut struct {
-		hits    []store.VecHit
-		qv      []float32
-		ran     bool
-		embErr  *EmbedError
-		missing []string
-		err     error
-	}
-	vecDone := make(chan vecOut, 1)
-	go func() {
-		var o vecOut
-		began := time.Now()
-		defer func() {
-			if o.ran && r.e.opt.OnChannel != nil {
-				r.e.opt.OnChannel("vector", time.Since(began))
-			}
-			vecDone <- o
-		}()
-		if params.NoVector {
-			return
-		}
-		qv, eerr := r.QueryVector(ctx)
-		if eerr != nil {
-			o.embErr = eerr
-			return
-		}
-		o.qv = qv
-		complete, err := r.mv.getComplete(ctx, st, out.Model, ids)
-		if err != nil {
-			o.err = storeErr("read which layers have vectors", err)
-			return
-		}
-		o.missing = missingLayers(layers, complete)
-		if len(complete) == 0 {
-			return
-		}
-		hits, err := st.SearchVectors(ctx, store.VectorQuery{Model: out.Model, Dims: len(qv), Vector: qv,
-			LayerIDs: complete, Filter: q.Filter, Limit: depth, EFSearch: params.EFSearch})
-		if err != nil {
-			o.err = storeErr("run the vector search", err)
-			return
-		}
-		o.hits, o.ran = aboveFloor(hits, params.MinSimilarity), true
-	}()
-
-	var lex Lexical
-	var lexErr error
-	if !params.NoLexical {
-		began := time.Now()
-		if len(layers) > 1 && params.LexicalByLayer {
-			lex, lexErr = r.lexicalByLayer(ctx, layers, ids, depth)
-		} else {
-			lex, lexErr = r.Lexical(ctx, ids, depth, anyContracts(layers))
-		}
-		if lexErr == nil && r.e.opt.OnChannel != nil {
-			r.e.opt.OnChannel("lexical", time.Since(began))
-		}
-		out.LexicalRan = true
-		out.ExactTerms = lex.Terms
-		out.Lexical = lex.Path
-		out.Words = lex.Words
-		if lexErr == nil {
-			out.Unknown, lexErr = r.unknownWords(ctx, lex.Unseen, ids)
-		}
-	}
-	vo := <-vecDone
-	if lexErr != nil {
-		return nil, storeErr("run the full-text search", lexErr)
+	if lo.err != nil {
+		return nil, storeErr("run the full-text search", lo.err)
 	}
 	if vo.err != nil {
 		return nil, vo.err
+	}
+	named, exact, rest, lookup := nm.named, nm.exact, nm.rest, nm.lookup
+	out.Named, out.Absent = nm.named, nm.absent
+	lex := lo.lex
+	if lo.ran {
+		out.LexicalRan = true
+		out.ExactTerms, out.Lexical, out.Words, out.Unknown = lex.Terms, lex.Path, lex.Words, lo.unknown
 	}
 	out.EmbedError, out.MissingVectors = vo.embErr, vo.missing
 	vec, qv := vo.hits, vo.qv
@@ -635,6 +562,132 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	lookup.NotReturned = notReturned(rest, out.Candidates)
 	out.Exact = lookup
 	return out, nil
+}
+
+// namedLookup is what Search reads of the documents and sections the
+// query names: the documents, those of a series the layers lack, the
+// exact sections (at most the lookup's limit; rest the others) and the
+// lookup's report.
+type namedLookup struct {
+	named  []NamedDoc
+	absent []AbsentDoc
+	exact  []Section
+	rest   []Section
+	lookup ExactLookup
+}
+
+// lookUpNamed finds the documents and sections the query names. Exact
+// sections come first but never push the result count over top_k; the
+// rest are counted in the note unless their text comes back as an
+// ordinary result.
+func (r *Run) lookUpNamed(ctx context.Context, ids []int64, layers []store.Layer) (namedLookup, error) {
+	var n namedLookup
+	var err error
+	st := r.e.store
+	if n.named, err = NamedDocuments(ctx, st, r.parsed(), layers); err != nil {
+		return n, storeErr("find the documents the query names", err)
+	}
+	if n.absent, err = AbsentDocuments(ctx, st, r.parsed(), layers, n.named); err != nil {
+		return n, storeErr("read the document series of the layers", err)
+	}
+	if n.exact, n.lookup, err = r.exactSections(ctx, ids, n.named); err != nil {
+		return n, storeErr("look up the sections the query names", err)
+	}
+	if n.lookup.MissingNotes, n.lookup.MissingDecided, err = r.missingNotes(ctx, n.lookup.Missing, n.lookup.missingKinds, n.named, layers); err != nil {
+		return n, storeErr("read the named documents' sections", err)
+	}
+	if len(n.exact) > n.lookup.Limit {
+		n.exact, n.rest = n.exact[:n.lookup.Limit], n.exact[n.lookup.Limit:]
+	}
+	return n, nil
+}
+
+// vecOut is the vector channel's result.
+type vecOut struct {
+	hits    []store.VecHit
+	qv      []float32
+	ran     bool
+	embErr  *EmbedError
+	missing []string
+	err     error
+}
+
+// startVector runs the vector channel in its own goroutine: the query's
+// vector, the layers that have vectors of the model, the HNSW scan.
+func (r *Run) startVector(ctx context.Context, model string, layers []store.Layer, ids []int64, depth int, params Params) <-chan vecOut {
+	done := make(chan vecOut, 1)
+	go func() {
+		var o vecOut
+		began := time.Now()
+		defer func() {
+			if o.ran && r.e.opt.OnChannel != nil {
+				r.e.opt.OnChannel("vector", time.Since(began))
+			}
+			done <- o
+		}()
+		if params.NoVector {
+			return
+		}
+		qv, eerr := r.QueryVector(ctx)
+		if eerr != nil {
+			o.embErr = eerr
+			return
+		}
+		o.qv = qv
+		complete, err := r.mv.getComplete(ctx, r.e.store, model, ids)
+		if err != nil {
+			o.err = storeErr("read which layers have vectors", err)
+			return
+		}
+		o.missing = missingLayers(layers, complete)
+		if len(complete) == 0 {
+			return
+		}
+		hits, err := r.e.store.SearchVectors(ctx, store.VectorQuery{Model: model, Dims: len(qv), Vector: qv,
+			LayerIDs: complete, Filter: r.q.Filter, Limit: depth, EFSearch: params.EFSearch})
+		if err != nil {
+			o.err = storeErr("run the vector search", err)
+			return
+		}
+		o.hits, o.ran = aboveFloor(hits, params.MinSimilarity), true
+	}()
+	return done
+}
+
+// lexOut is the lexical channel's result.
+type lexOut struct {
+	lex     Lexical
+	ran     bool
+	unknown []string
+	err     error
+}
+
+// startLexical runs the lexical channel in its own goroutine, then reads
+// which of the query's unseen words no layer holds.
+func (r *Run) startLexical(ctx context.Context, layers []store.Layer, ids []int64, depth int, params Params) <-chan lexOut {
+	done := make(chan lexOut, 1)
+	go func() {
+		var o lexOut
+		defer func() { done <- o }()
+		if params.NoLexical {
+			return
+		}
+		began := time.Now()
+		if len(layers) > 1 && params.LexicalByLayer {
+			o.lex, o.err = r.lexicalByLayer(ctx, layers, ids, depth)
+		} else {
+			o.lex, o.err = r.Lexical(ctx, ids, depth, anyContracts(layers))
+		}
+		o.ran = true
+		if o.err != nil {
+			return
+		}
+		if r.e.opt.OnChannel != nil {
+			r.e.opt.OnChannel("lexical", time.Since(began))
+		}
+		o.unknown, o.err = r.unknownWords(ctx, o.lex.Unseen, ids)
+	}()
+	return done
 }
 
 // unknownWords are those of the lexemes unseen in the searched layers
