@@ -222,3 +222,58 @@ func selectFirst(xs []scoredChunk, n int) {
 		}
 	}
 }
+
+// distinctLayers are the searches' layers, each once.
+func distinctLayers(qs []BM25Query) []int64 {
+	var out []int64
+	for _, q := range qs {
+		for _, id := range q.LayerIDs {
+			if !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// manyCandidates chooses each search's candidates (impactCandidates) from
+// the postings read once for all of them (lexemes indexes read's terms),
+// as the scopes and chunk ids SearchBM25Many's statement takes: search i
+// is scope i+1.
+func manyCandidates(qs []BM25Query, lexemes []string, read []postingSlice) ([]int32, []int64) {
+	lexIndex := make(map[string]int, len(lexemes))
+	for i, l := range lexemes {
+		lexIndex[l] = i
+	}
+	type key struct {
+		term  int
+		layer int64
+	}
+	byKey := map[key][]postingSlice{}
+	for _, r := range read {
+		k := key{r.term, r.layerID}
+		byKey[k] = append(byKey[k], r)
+	}
+	var scopes []int32
+	var ids []int64
+	for i, q := range qs {
+		var mine []postingSlice
+		for j, l := range q.Terms {
+			li, ok := lexIndex[l]
+			if !ok {
+				continue
+			}
+			for _, layer := range q.LayerIDs {
+				for _, r := range byKey[key{li, layer}] {
+					r.term = j
+					mine = append(mine, r)
+				}
+			}
+		}
+		for _, id := range impactCandidates(mine, q.IDF, q.Impact.PerTerm, q.Impact.Candidates) {
+			scopes = append(scopes, int32(i+1))
+			ids = append(ids, id)
+		}
+	}
+	return scopes, ids
+}

@@ -230,7 +230,7 @@ func (s *Corpus) SearchBM25Many(ctx context.Context, qs []BM25Query) (hits [][]L
 		scored = scoredInDocumentsMany
 	}
 	args := []any{tScope, tLexeme, tIDF, tShare, lScope, layers, avg, string(filter), q0.K1, q0.B,
-		phrases, boosts, len(phrases), q0.Limit, q0.Impact.PerTerm, q0.Impact.Candidates, pmScope, pm,
+		phrases, boosts, len(phrases), q0.Limit, nil, nil, pmScope, pm,
 		q0.Impact.PhraseLimit, lexemes}
 	if docs {
 		any := make([]string, len(lexemes))
@@ -242,18 +242,8 @@ func (s *Corpus) SearchBM25Many(ctx context.Context, qs []BM25Query) (hits [][]L
 	sql := `
 		WITH t AS (SELECT * FROM unnest($1::int[], $2::text[], $3::float8[], $4::float8[]) AS t(scope, lexeme, idf, share)),
 		sl AS (SELECT * FROM unnest($5::int[], $6::bigint[]) AS s(scope, layer_id)),
-		post AS MATERIALIZED (
-			SELECT pr.lexeme, pr.layer_id, p.chunk_id, p.impact
-			FROM (SELECT DISTINCT t.lexeme, sl.layer_id FROM t JOIN sl ON sl.scope = t.scope) pr
-			CROSS JOIN LATERAL strata.best_postings(pr.lexeme, pr.layer_id, $15) p
-		),
 		ids AS MATERIALIZED (
-			(SELECT scope, chunk_id AS id FROM (
-				SELECT t.scope, post.chunk_id, row_number() OVER (PARTITION BY t.scope
-					ORDER BY sum(t.idf * post.impact) DESC, post.chunk_id) AS n
-				FROM post JOIN sl ON sl.layer_id = post.layer_id JOIN t ON t.scope = sl.scope AND t.lexeme = post.lexeme
-				GROUP BY t.scope, post.chunk_id) r
-			WHERE n <= $16)
+			(SELECT scope, id FROM unnest($15::int[], $16::bigint[]) AS c(scope, id))
 			UNION
 			(SELECT pm.scope, c.id FROM unnest($17::int[], $18::text[]) AS pm(scope, m)
 				CROSS JOIN LATERAL (SELECT c.id FROM strata.chunks c WHERE c.tsv @@ pm.m::tsquery
@@ -294,6 +284,11 @@ func (s *Corpus) SearchBM25Many(ctx context.Context, qs []BM25Query) (hits [][]L
 			set_config('join_collapse_limit', '1', true), set_config('jit', 'off', true)`); err != nil {
 			return err
 		}
+		read, err := readPostings(ctx, tx, lexemes, distinctLayers(qs), q0.Impact.PerTerm)
+		if err != nil {
+			return err
+		}
+		args[14], args[15] = manyCandidates(qs, lexemes, read)
 		rows, err := tx.Query(ctx, sql, args...)
 		if err != nil {
 			return err
