@@ -23,7 +23,7 @@ type Corpus interface {
 	DocumentOutlines(ctx context.Context, docIDs []int64) ([]store.OutlineEntry, error)
 	HasNumberedSections(ctx context.Context, layerIDs []int64) (bool, error)
 	DocumentsHolding(ctx context.Context, layerIDs []int64, names []string, limit int) ([]store.NamedDoc, error)
-	SeriesHeld(ctx context.Context, layerIDs []int64, series []string) (map[string]store.Series, error)
+	NumberKeysOf(ctx context.Context, layerIDs []int64) (store.NumberKeys, error)
 	PrepareLexical(ctx context.Context, query string, terms []string, layerIDs []int64) (store.LexicalPrep, error)
 	PrepareLexicalLayers(ctx context.Context, query string, terms []string, layerIDs []int64, words []string) (store.LexicalLayersPrep, error)
 	LexemeDF(ctx context.Context, words string, layerIDs []int64) (map[string]int64, error)

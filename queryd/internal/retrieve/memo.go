@@ -24,6 +24,7 @@ type memoVersion struct {
 	complete map[string][]int64
 	params   map[string]paramsEntry
 	models   map[string]map[int64][]string
+	numbers  map[string]store.NumberKeys
 }
 
 type paramsEntry struct {
@@ -38,7 +39,7 @@ func (m *memo) at(version string) *memoVersion {
 	defer m.mu.Unlock()
 	if m.cur == nil || m.cur.version != version {
 		m.cur = &memoVersion{version: version, complete: map[string][]int64{}, params: map[string]paramsEntry{},
-			models: map[string]map[int64][]string{}}
+			models: map[string]map[int64][]string{}, numbers: map[string]store.NumberKeys{}}
 	}
 	return m.cur
 }
@@ -122,4 +123,28 @@ func (v *memoVersion) getLayerModels(ctx context.Context, st Corpus, ids []int64
 	v.models[key] = m
 	v.mu.Unlock()
 	return m, nil
+}
+
+// getNumberKeys reads the number keys of the layers' documents once per
+// version: a question naming a document by number is checked against them
+// without reading every document again.
+func (v *memoVersion) getNumberKeys(ctx context.Context, st Corpus, ids []int64) (store.NumberKeys, error) {
+	if v == nil {
+		return st.NumberKeysOf(ctx, ids)
+	}
+	key := fmt.Sprint(ids)
+	v.mu.Lock()
+	nk, ok := v.numbers[key]
+	v.mu.Unlock()
+	if ok {
+		return nk, nil
+	}
+	nk, err := st.NumberKeysOf(ctx, ids)
+	if err != nil {
+		return nk, err
+	}
+	v.mu.Lock()
+	v.numbers[key] = nk
+	v.mu.Unlock()
+	return nk, nil
 }

@@ -158,8 +158,11 @@ type AbsentDoc struct {
 const SubjectSeriesShare = 0.5
 
 // AbsentDocuments returns the numbers q writes that name no document of
-// the layers while some document of the layers is of that series.
-func AbsentDocuments(ctx context.Context, st Corpus, q *question.Question, layers []store.Layer, named []NamedDoc) ([]AbsentDoc, error) {
+// the layers while some document of the layers is of that series; numbers
+// are the number keys of the layers' documents, read only when q writes
+// such a number.
+func AbsentDocuments(ctx context.Context, numbers func(context.Context) (store.NumberKeys, error), q *question.Question,
+	named []NamedDoc) ([]AbsentDoc, error) {
 	var missing []structure.NamedNumber
 	var series []string
 	for _, n := range q.Numbers {
@@ -172,10 +175,11 @@ func AbsentDocuments(ctx context.Context, st Corpus, q *question.Question, layer
 	if len(missing) == 0 {
 		return nil, nil
 	}
-	held, err := st.SeriesHeld(ctx, store.LayerIDs(layers), series)
+	nk, err := numbers(ctx)
 	if err != nil {
 		return nil, err
 	}
+	held := nk.SeriesHeld(series)
 	var out []AbsentDoc
 	for i, n := range missing {
 		if sr := held[series[i]]; len(sr.Keys) > 0 && !slices.Contains(sr.Keys, n.Key) {

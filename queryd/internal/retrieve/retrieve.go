@@ -587,7 +587,8 @@ func (r *Run) lookUpNamed(ctx context.Context, ids []int64, layers []store.Layer
 	if n.named, err = NamedDocuments(ctx, st, r.parsed(), layers); err != nil {
 		return n, storeErr("find the documents the query names", err)
 	}
-	if n.absent, err = AbsentDocuments(ctx, st, r.parsed(), layers, n.named); err != nil {
+	numbers := func(ctx context.Context) (store.NumberKeys, error) { return r.mv.getNumberKeys(ctx, st, ids) }
+	if n.absent, err = AbsentDocuments(ctx, numbers, r.parsed(), n.named); err != nil {
 		return n, storeErr("read the document series of the layers", err)
 	}
 	if n.exact, n.lookup, err = r.exactSections(ctx, ids, n.named); err != nil {

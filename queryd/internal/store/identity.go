@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pgvector/pgvector-go"
@@ -225,33 +226,73 @@ type Series struct {
 	Share float64
 }
 
-// SeriesHeld returns those of the series that some document of the layers
-// has a number of.
-func (s *Corpus) SeriesHeld(ctx context.Context, layerIDs []int64, series []string) (map[string]Series, error) {
-	out := map[string]Series{}
-	if len(series) == 0 {
-		return out, nil
+// NumberKeys are the number keys ("pep 572", "rfc 5321") of the ok
+// documents of some layers: Docs counts those documents, Keys holds the
+// keys of each that has any.
+type NumberKeys struct {
+	Docs int
+	Keys [][]string
+}
+
+// NumberKeysOf reads the number keys of the layers' documents: every
+// identity key but the title keys ("t:…").
+func (s *Corpus) NumberKeysOf(ctx context.Context, layerIDs []int64) (NumberKeys, error) {
+	var nk NumberKeys
+	if len(layerIDs) == 0 {
+		return nk, nil
 	}
-	rows, err := s.db.Query(ctx, `
-		WITH docs AS (SELECT d.identity FROM strata.documents d WHERE d.layer_id = ANY($1) AND d.status = 'ok')
-		SELECT sr, keys, (SELECT count(*) FROM docs WHERE EXISTS (
-				SELECT 1 FROM unnest(docs.identity) k WHERE k LIKE sr || ' %'))::float8
-			/ greatest((SELECT count(*) FROM docs), 1)
-		FROM unnest($2::text[]) sr, LATERAL (
-			SELECT array_agg(k ORDER BY k) keys FROM (
-				SELECT DISTINCT k FROM docs, unnest(docs.identity) k WHERE k LIKE sr || ' %' ORDER BY k LIMIT 8) x) y
-		WHERE keys IS NOT NULL`, layerIDs, series)
+	if err := s.db.QueryRow(ctx, `SELECT count(*) FROM strata.documents d WHERE d.layer_id = ANY($1) AND d.status = 'ok'`,
+		layerIDs).Scan(&nk.Docs); err != nil {
+		return nk, fmt.Errorf("count the layers' documents: %w", err)
+	}
+	rows, err := s.db.Query(ctx, `SELECT ks FROM (
+			SELECT ARRAY(SELECT k FROM unnest(d.identity) k WHERE k NOT LIKE 't:%') AS ks
+			FROM strata.documents d WHERE d.layer_id = ANY($1) AND d.status = 'ok' AND d.identity IS NOT NULL) x
+		WHERE cardinality(ks) > 0`, layerIDs)
 	if err != nil {
-		return nil, fmt.Errorf("read the document series of the layers: %w", err)
+		return nk, fmt.Errorf("read the layers' document numbers: %w", err)
 	}
-	var sr string
-	var sv Series
-	_, err = pgx.ForEachRow(rows, []any{&sr, &sv.Keys, &sv.Share}, func() error {
-		out[sr] = Series{Keys: slices.Clone(sv.Keys), Share: sv.Share}
+	var ks []string
+	_, err = pgx.ForEachRow(rows, []any{&ks}, func() error {
+		nk.Keys = append(nk.Keys, slices.Clone(ks))
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read the document series of the layers: %w", err)
+		return nk, fmt.Errorf("read the layers' document numbers: %w", err)
 	}
-	return out, nil
+	return nk, nil
+}
+
+// SeriesHeld returns those of the series ("pep", "rfc") that some of the
+// documents has a number of: up to eight of its keys in order, and the
+// share of the documents that have one.
+func (nk NumberKeys) SeriesHeld(series []string) map[string]Series {
+	out := map[string]Series{}
+	for _, sr := range series {
+		if _, done := out[sr]; done {
+			continue
+		}
+		prefix := sr + " "
+		var keys []string
+		docs := 0
+		for _, ks := range nk.Keys {
+			has := false
+			for _, k := range ks {
+				if strings.HasPrefix(k, prefix) {
+					has = true
+					keys = append(keys, k)
+				}
+			}
+			if has {
+				docs++
+			}
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		slices.Sort(keys)
+		keys = slices.Compact(keys)
+		out[sr] = Series{Keys: keys[:min(8, len(keys))], Share: float64(docs) / float64(max(nk.Docs, 1))}
+	}
+	return out
 }
