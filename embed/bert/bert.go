@@ -102,6 +102,10 @@ type Config struct {
 	// Spin lets ONNX Runtime's worker threads busy-wait between calls; off
 	// by default (see ortenv.SessionOptions).
 	Spin bool
+	// FewCalls opens the session for a few calls: ONNX Runtime does not
+	// pre-pack the weights (session.disable_prepacking), which saves part
+	// of the load and costs a little on each call.
+	FewCalls bool
 	// Spec describes the model.
 	Spec Spec
 }
@@ -123,7 +127,7 @@ func Load(cfg Config) (*Model, error) {
 	}
 	eng, err := load(CrossConfig{
 		ModelDir: cfg.ModelDir, LibraryPath: cfg.LibraryPath, IntraOpThreads: cfg.IntraOpThreads,
-		BatchSize: cfg.BatchSize, Spin: cfg.Spin, MaxTokens: s.MaxTokens,
+		BatchSize: cfg.BatchSize, Spin: cfg.Spin, MaxTokens: s.MaxTokens, FewCalls: cfg.FewCalls,
 	}, "last_hidden_state")
 	if err != nil {
 		return nil, err

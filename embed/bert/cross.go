@@ -27,6 +27,8 @@ type CrossConfig struct {
 	// MaxTokens is the truncation length of a query and passage pair,
 	// [CLS] and both [SEP] included.
 	MaxTokens int
+	// FewCalls opens the session for a few calls (Config.FewCalls).
+	FewCalls bool
 }
 
 // CrossEncoder scores how well passages answer a query, reading both

@@ -28,6 +28,12 @@ func libraryPath(t testing.TB) string {
 // is requiredModel.
 func loadKnown(t testing.TB, name string, batch int) *Model {
 	t.Helper()
+	return loadKnownWith(t, name, Config{BatchSize: batch})
+}
+
+// loadKnownWith loads the installed model name with cfg's settings.
+func loadKnownWith(t testing.TB, name string, cfg Config) *Model {
+	t.Helper()
 	lib := libraryPath(t)
 	dir := filepath.Join(testenv.VarDir(t), "models", name)
 	if _, err := os.Stat(filepath.Join(dir, "model.onnx")); err != nil {
@@ -36,7 +42,8 @@ func loadKnown(t testing.TB, name string, batch int) *Model {
 		}
 		t.Skipf("skipped: model %s is absent: %v", name, err)
 	}
-	m, err := Load(Config{ModelDir: dir, LibraryPath: lib, BatchSize: batch, Spec: Known[name]})
+	cfg.ModelDir, cfg.LibraryPath, cfg.Spec = dir, lib, Known[name]
+	m, err := Load(cfg)
 	if err != nil {
 		t.Fatalf("load %s: %v", name, err)
 	}

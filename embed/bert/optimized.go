@@ -39,13 +39,13 @@ func optimizedPath(model string) (string, error) {
 
 // openSession opens model with the cached optimised graph when there is
 // one, else optimises it and saves the result for the next session.
-func openSession(model string, inputs, outputs []string, threads int, spin bool) (*ort.DynamicAdvancedSession, error) {
+func openSession(model string, inputs, outputs []string, set sessionSettings) (*ort.DynamicAdvancedSession, error) {
 	cached, err := optimizedPath(model)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(cached); err == nil {
-		s, err := newSession(cached, inputs, outputs, threads, spin, ort.GraphOptimizationLevelDisableAll, "")
+		s, err := newSession(cached, inputs, outputs, set, ort.GraphOptimizationLevelDisableAll, "")
 		if err == nil {
 			return s, nil
 		}
@@ -53,14 +53,14 @@ func openSession(model string, inputs, outputs []string, threads int, spin bool)
 	}
 	tmp := cacheFile(cached)
 	if tmp == "" {
-		return newSession(model, inputs, outputs, threads, spin, ort.GraphOptimizationLevelEnableAll, "")
+		return newSession(model, inputs, outputs, set, ort.GraphOptimizationLevelEnableAll, "")
 	}
 	defer os.Remove(tmp)
-	s, err := newSession(model, inputs, outputs, threads, spin, ort.GraphOptimizationLevelEnableExtended, tmp)
+	s, err := newSession(model, inputs, outputs, set, ort.GraphOptimizationLevelEnableExtended, tmp)
 	if err != nil {
 		// Saving the graph can fail on its own (a full disk): open the
 		// model as before, without a cache.
-		return newSession(model, inputs, outputs, threads, spin, ort.GraphOptimizationLevelEnableAll, "")
+		return newSession(model, inputs, outputs, set, ort.GraphOptimizationLevelEnableAll, "")
 	}
 	publishCache(tmp, cached)
 	return s, nil
@@ -104,12 +104,25 @@ func publishCache(tmp, cached string) {
 
 // newSession opens path with the threads, spinning and optimisation level
 // given, saving the optimised graph to save when it is not "".
-func newSession(path string, inputs, outputs []string, threads int, spin bool, level ort.GraphOptimizationLevel, save string) (*ort.DynamicAdvancedSession, error) {
-	opts, err := ortenv.SessionOptions(threads, spin)
+// sessionSettings are how a session runs: its threads, whether they spin,
+// and whether it serves only a few calls (no pre-packed weights).
+type sessionSettings struct {
+	threads  int
+	spin     bool
+	fewCalls bool
+}
+
+func newSession(path string, inputs, outputs []string, set sessionSettings, level ort.GraphOptimizationLevel, save string) (*ort.DynamicAdvancedSession, error) {
+	opts, err := ortenv.SessionOptions(set.threads, set.spin)
 	if err != nil {
 		return nil, err
 	}
 	defer opts.Destroy()
+	if set.fewCalls {
+		if err := opts.AddSessionConfigEntry("session.disable_prepacking", "1"); err != nil {
+			return nil, fmt.Errorf("turn weight pre-packing off: %w", err)
+		}
+	}
 	if err := opts.SetGraphOptimizationLevel(level); err != nil {
 		return nil, fmt.Errorf("set the graph optimisation level: %w", err)
 	}

@@ -106,7 +106,7 @@ func initAndOpen(cfg CrossConfig, output string) (*ort.DynamicAdvancedSession, e
 	}
 	model := filepath.Join(cfg.ModelDir, "model.onnx")
 	session, err := openSession(model, []string{"input_ids", "attention_mask", "token_type_ids"}, []string{output},
-		cfg.IntraOpThreads, cfg.Spin)
+		sessionSettings{threads: cfg.IntraOpThreads, spin: cfg.Spin, fewCalls: cfg.FewCalls})
 	if err != nil {
 		return nil, fmt.Errorf("bert: open %s: %w", model, err)
 	}

@@ -69,7 +69,7 @@ func loadModel(c embed.Config, lm localModel) (embed.Embedder, error) {
 	// time; how many of them go to ONNX Runtime in one call is the
 	// model's own measured default (bert.DefaultBatchSize).
 	m, err := bert.Load(bert.Config{ModelDir: lm.dir, LibraryPath: c.LibraryPath,
-		IntraOpThreads: c.IntraOpThreads, Spec: lm.spec})
+		IntraOpThreads: c.IntraOpThreads, FewCalls: c.FewCalls, Spec: lm.spec})
 	if err != nil {
 		return nil, err
 	}

@@ -162,6 +162,7 @@ func search(ctx context.Context, args []string, getenv func(string) string, stdo
 	logLocal(stderr, cfg, remote)
 	// The model loads while the database is opened (issue 31: the
 	// command line's time is mostly the model's load).
+	cfg.Embed.FewCalls = true // one query, then the process exits
 	q := newQueryEmbedder(cfg.Embed, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	defer q.close()
 	q.warm()

@@ -161,6 +161,7 @@ func askVerb(ctx context.Context, args []string, getenv func(string) string, std
 	logLocal(stderr, cfg, remote)
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	// The model loads while the database is opened.
+	cfg.Embed.FewCalls = true // one question, then the process exits
 	q := newQueryEmbedder(cfg.Embed, log)
 	defer q.close()
 	q.warm()
