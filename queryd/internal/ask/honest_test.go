@@ -103,6 +103,14 @@ func TestHonestStatuses(t *testing.T) {
 		"coins.md":   "# Coins\n\nThe Guilder was a coin of the Netherlands.\n",
 		"stamps.md":  "# Stamps\n\nStamps are printed each spring.\n",
 	})
+	// A code list whose rows share no word of four letters or more with
+	// the question but the code itself.
+	gateway := writeFolder(t, "gateway", map[string]string{
+		"codes.md": "# Gateway codes\n\n## Warning codes\n\n| Code | Meaning |\n|---|---|\n" +
+			"| 305 | Bank identifier unknown |\n| 318 | Remittance text too long |\n| 509 | Screening still running |\n\n" +
+			"## Status codes\n\n| Code | Meaning |\n|---|---|\n| ACCP | Accepted for settlement |\n| RJCT | Rejected |\n",
+		"intro.md": "# About the gateway\n\nWhat the gateway says to senders, and when it says it.\n",
+	})
 	opt := ingesttest.Options{Vectorizer: jobs.SingleVector(bow{})}
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "peps", Root: peps, RoutingPatterns: []string{"PEP"}}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "regs", Root: regs, RoutingPatterns: []string{"regulation"}}, opt)
@@ -115,6 +123,7 @@ func TestHonestStatuses(t *testing.T) {
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "benefits", Root: benefits}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "web", Root: web}, opt)
 	ingesttest.Ingest(t, pool, jobs.Layer{Name: "money", Root: money}, opt)
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "gateway", Root: gateway}, opt)
 	ctx := context.Background()
 	st, err := store.OpenCorpus(ctx, dbtest.QuerydURL(t, url))
 	if err != nil {
@@ -320,6 +329,18 @@ func TestHonestStatuses(t *testing.T) {
 		r := ask(t, a, Request{Question: "When was the Guilder withdrawn from circulation?", Layers: []string{"money"}})
 		if r.Status != string(NotFound) || !hasNote(r, `documents that hold "guilder" score`, "hold none of it") {
 			t.Errorf("status %s, notes %q, passages %q: want not_found by the coins page's score", r.Status, r.Notes, files(r))
+		}
+	})
+	t.Run("ARowTheQuestionNames", func(t *testing.T) {
+		r := ask(t, a, Request{Question: "What does warning 318 say?", Layers: []string{"gateway"}})
+		if r.Status != string(PartlyFound) || !hasNote(r, "holds the row of warning 318 the question names") {
+			t.Errorf("status %s, notes %q, passages %q: want partly_found by the row", r.Status, r.Notes, files(r))
+		}
+		// A key no row has, and a row under another kind, change nothing.
+		for _, q := range []string{"What does warning 999 say?", "What does status 318 say?"} {
+			if r := ask(t, a, Request{Question: q, Layers: []string{"gateway"}}); r.Status != string(NotFound) {
+				t.Errorf("%q: status %s, notes %q: want not_found", q, r.Status, r.Notes)
+			}
 		}
 	})
 }

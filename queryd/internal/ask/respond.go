@@ -69,6 +69,7 @@ func (a *Asker) respond(ctx context.Context, req Request, q *asked, variants []s
 		w.addGroundedNamesPassage,
 		w.statusFromScores,
 		w.extractSentences,
+		w.checkNamedRow,
 		w.checkNames,
 		w.checkNameHolders,
 		w.checkFields,
@@ -276,6 +277,30 @@ func (w *answer) extractSentences(ctx context.Context) error {
 	w.namesChunk, w.namesNote, err = w.a.addNamesPassage(ctx, w.q.names, w.resp, ex.nameSources(w.resp.Passages), ex.namesHits,
 		order, returned, w.docs, w.room, w.giveWay(ex.uses), w.nextID)
 	return err
+}
+
+// checkNamedRow: a question that names a row of a table by its kind and
+// key ("What does warning 318 say?") is answered by a returned passage
+// that holds the row, a table line whose first cell is the key in a
+// passage or section that names the kind ("Warning codes"), however
+// poorly it scores against the question: the answer is at least
+// partly_found, with a note. The rules after it still apply (a value the
+// row does not state, a name it lacks).
+func (w *answer) checkNamedRow(context.Context) error {
+	if w.status != NotFound || len(w.q.Rows) == 0 || len(w.keep) == 0 {
+		return nil
+	}
+	for _, k := range w.q.Rows {
+		for _, i := range w.keep {
+			c := w.cands[i]
+			if k.RowIn(c.Text, c.ClausePath) {
+				w.status = PartlyFound
+				w.notes = append(w.notes, fmt.Sprintf("A returned passage (%s) holds the row of %s the question names: read it.", w.kept[i], k.Raw))
+				return nil
+			}
+		}
+	}
+	return nil
 }
 
 // sources are what the names check reads: every returned passage and its

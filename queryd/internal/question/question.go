@@ -39,6 +39,9 @@ type Question struct {
 	// Versioned are the terms it writes with a number that picks a
 	// version ("HTTP/3", "preview 2"; see VersionedTerms).
 	Versioned []Versioned
+	// Rows are the table rows it names by kind and key ("warning 318";
+	// see RowKeys).
+	Rows []RowKey
 }
 
 // Parse parses text.
@@ -54,6 +57,7 @@ func Parse(text string) *Question {
 		PartyGroups: partyGroups(text),
 		Wants:       Wants(text),
 		Versioned:   VersionedTerms(text),
+		Rows:        RowKeys(text),
 	}
 }
 

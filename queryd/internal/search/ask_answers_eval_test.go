@@ -134,6 +134,9 @@ type askRun struct {
 	// state the value, checkNameHolders' documents that hold a name);
 	// +Inf when no rule lowered the status.
 	ceiling float64
+	// rowNamed says a returned passage holds the table row the question
+	// names (ask's checkNamedRow): not_found by the score is partly_found.
+	rowNamed bool
 	// firstGold says the first returned passage is from a gold file of the
 	// question's layer (a names_doc question brings its document first).
 	firstGold bool
@@ -158,6 +161,9 @@ func (r askRun) statusWith(high, medium float64) ask.Status {
 		return ask.NotFound
 	}
 	s := ask.StatusFor(math.Min(r.best, r.ceiling), high, medium)
+	if r.rowNamed && s == ask.NotFound {
+		s = ask.PartlyFound
+	}
 	if !r.grounded {
 		return lowerStatus(s, r.capped)
 	}
@@ -471,6 +477,9 @@ func askOne(t *testing.T, a *ask.Asker, dn distinctiveNames, q answers.Question,
 			strings.Contains(n, ": they are about another version.")
 	})
 	r.ceiling = scoreCeiling(resp.Notes)
+	r.rowNamed = slices.ContainsFunc(resp.Notes, func(n string) bool {
+		return strings.Contains(n, " the question names: read it.") && strings.HasPrefix(n, "A returned passage (")
+	})
 	r.names = dn(q.Question, resp.SearchedLayers)
 	bestID := ""
 	for i, p := range resp.Passages {
