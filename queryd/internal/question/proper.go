@@ -61,6 +61,8 @@ func properRuns(text string) [][]string {
 				flush()
 			}
 			w := strings.TrimFunc(part, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+			// A possessive names its owner: "Norway's" is Norway.
+			w = strings.TrimSuffix(strings.TrimSuffix(w, "'s"), "’s")
 			first, _ := firstRune(w)
 			if w == "" || !unicode.IsUpper(first) || i == 0 && j == 0 || notProper[strings.ToLower(w)] || allCaps(w) {
 				flush()

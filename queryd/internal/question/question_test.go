@@ -28,6 +28,7 @@ func TestProperNames(t *testing.T) {
 		"Under Article 5, may Acme Corp. assign it to Beta?":                                                              {"acme", "corp", "beta"},
 		"What does RFC 5321 say in section 4.1?":                                                                          nil,
 		"Which law governs?":                                                                                              nil,
+		"What is Norway's dialling code, and Logan’s?":                                                                    {"norway", "logan"},
 	}
 	for q, want := range cases {
 		if got := properNames(q); !slices.Equal(got, want) {
