@@ -31,6 +31,10 @@ func (e *env) seedLearning(t *testing.T) {
 		args []any
 	}{
 		{`DELETE FROM strata.learned_synonyms WHERE term IN ('voyage', 'sojourn')`, nil},
+		// A run before this one (go test -count) reset the layer: its
+		// rows would stay reset, so they are made afresh.
+		{`DELETE FROM strata.learned_rewrites WHERE question_key = 'voyag'`, nil},
+		{`DELETE FROM strata.learned_affinities WHERE term = 'voyag' AND layer = 'explorer'`, nil},
 		{`INSERT INTO strata.learned_synonyms (term, synonym, layer, rule_version, usage_count, callers) VALUES ('voyage', 'travel', 'explorer', $1, 7, 3)`, []any{syn}},
 		{`INSERT INTO strata.learned_synonyms (term, synonym, layer, rule_version, usage_count, callers) VALUES ('sojourn', 'stay', '', $1, 2, 2)`, []any{syn}},
 		{`INSERT INTO strata.learned_rewrites (terms, question_key, question, rewrite, layer, rule_version, proofs, callers)

@@ -99,8 +99,10 @@
     }
     try {
       const r = await api('/v1/learning/reset', resetRequest());
-      resetResult.textContent = 'Reset ' + r.reset_id + ' (' + r.scope + (r.layer ? ' ' + r.layer : '') + '): ' + r.note;
+      // The tables are shown again first, so that the result line never
+      // stands beside tables from before the reset.
       await load();
+      resetResult.textContent = 'Reset ' + r.reset_id + ' (' + r.scope + (r.layer ? ' ' + r.layer : '') + '): ' + r.note;
     } catch (e) {
       resetResult.textContent = e.status === 403
         ? 'The server refused: resetting what was learned is for admin tokens only, and this tab\'s token is not one.'
