@@ -285,9 +285,10 @@ func (w *answer) extractSentences(ctx context.Context) error {
 // passage or section that names the kind ("Warning codes"), however
 // poorly it scores against the question: the answer is at least
 // partly_found, with a note. The rules after it still apply (a value the
-// row does not state, a name it lacks).
+// row does not state, a name it lacks). An extractive answer is left as
+// it is: it shows only the sentences it quotes, and a table row is none.
 func (w *answer) checkNamedRow(context.Context) error {
-	if w.status != NotFound || len(w.q.Rows) == 0 || len(w.keep) == 0 {
+	if w.status != NotFound || len(w.q.Rows) == 0 || len(w.keep) == 0 || w.mode != ModeGrounded {
 		return nil
 	}
 	for _, k := range w.q.Rows {
