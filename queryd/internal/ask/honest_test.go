@@ -336,6 +336,11 @@ func TestHonestStatuses(t *testing.T) {
 		if r.Status != string(PartlyFound) || !hasNote(r, "holds the row of warning 318 the question names") {
 			t.Errorf("status %s, notes %q, passages %q: want partly_found by the row", r.Status, r.Notes, files(r))
 		}
+		// An extractive answer quotes sentences, and a row is none: it is
+		// left as it is.
+		if r := ask(t, a, Request{Question: "What does warning 318 say?", Layers: []string{"gateway"}, Mode: ModeExtractive}); r.Status != string(NotFound) {
+			t.Errorf("extractive: status %s, notes %q: want not_found", r.Status, r.Notes)
+		}
 		// A key no row has, and a row under another kind, change nothing.
 		for _, q := range []string{"What does warning 999 say?", "What does status 318 say?"} {
 			if r := ask(t, a, Request{Question: q, Layers: []string{"gateway"}}); r.Status != string(NotFound) {
