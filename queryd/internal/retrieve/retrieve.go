@@ -499,69 +499,94 @@ func (r *Run) Search(ctx context.Context, layers []store.Layer) (*Outcome, error
 	if err != nil {
 		return nil, storeErr("search the documents the query names", err)
 	}
-	sims := map[int64]float64{}
-	for _, v := range vec {
-		sims[v.ChunkID] = v.Similarity
-	}
-	for id, v := range namedSims {
-		sims[id] = v
-	}
-	if qv != nil {
-		var need []int64
-		for _, c := range slices.Concat(window, top) {
-			if _, ok := sims[c.ChunkID]; !ok && !slices.Contains(need, c.ChunkID) {
-				need = append(need, c.ChunkID)
-			}
-		}
-		more, err := st.Similarities(ctx, out.Model, qv, need)
-		if err != nil {
-			return nil, storeErr("compute similarities", err)
-		}
-		for id, v := range more {
-			sims[id] = v
-		}
-		for i := range exact {
-			if exact[i].DocumentID == 0 {
-				continue
-			}
-			v, err := st.SpanSimilarity(ctx, out.Model, qv, exact[i].DocumentID, exact[i].SectionStart, exact[i].SectionEnd)
-			if err != nil {
-				return nil, storeErr("compute similarities", err)
-			}
-			exact[i].Similarity = v
-		}
+	sims, err := r.similarities(ctx, out.Model, qv, vec, namedSims, slices.Concat(window, top), exact)
+	if err != nil {
+		return nil, err
 	}
 	out.Sections = exact
 	for _, c := range window {
 		out.JudgeSimilarities = append(out.JudgeSimilarities, sims[c.ChunkID])
 	}
+	out.Candidates = candidatesOf(top, hits, sims, layers, q.Text, out.UnknownShare())
+	lookup.NotReturned = notReturned(rest, out.Candidates)
+	out.Exact = lookup
+	return out, nil
+}
+
+// similarities returns the query's cosine to each chunk of need: the
+// vector channel's and the named documents' where they have one, else
+// read; and sets each exact section's similarity over its whole span.
+// Without a query vector there are none.
+func (r *Run) similarities(ctx context.Context, model string, qv []float32, vec []store.VecHit, named map[int64]float64,
+	need []*Candidate, exact []Section) (map[int64]float64, error) {
+	sims := map[int64]float64{}
+	for _, v := range vec {
+		sims[v.ChunkID] = v.Similarity
+	}
+	for id, v := range named {
+		sims[id] = v
+	}
+	if qv == nil {
+		return sims, nil
+	}
+	st := r.e.store
+	var ids []int64
+	for _, c := range need {
+		if _, ok := sims[c.ChunkID]; !ok && !slices.Contains(ids, c.ChunkID) {
+			ids = append(ids, c.ChunkID)
+		}
+	}
+	more, err := st.Similarities(ctx, model, qv, ids)
+	if err != nil {
+		return nil, storeErr("compute similarities", err)
+	}
+	for id, v := range more {
+		sims[id] = v
+	}
+	for i := range exact {
+		if exact[i].DocumentID == 0 {
+			continue
+		}
+		v, err := st.SpanSimilarity(ctx, model, qv, exact[i].DocumentID, exact[i].SectionStart, exact[i].SectionEnd)
+		if err != nil {
+			return nil, storeErr("compute similarities", err)
+		}
+		exact[i].Similarity = v
+	}
+	return sims, nil
+}
+
+// candidatesOf fills the chosen candidates from the passages read (hits)
+// and their similarities, in order; a chunk deleted since the channels
+// ran is left out. A contract layer's candidates carry the query's clause
+// words.
+func candidatesOf(top []*Candidate, hits map[int64]store.Hit, sims map[int64]float64, layers []store.Layer,
+	query string, unknown float64) []Candidate {
 	contractLayer := map[string]bool{}
 	for _, l := range layers {
 		contractLayer[l.Name] = l.Preset == "contracts"
 	}
 	clauseWords := ""
 	if anyContracts(layers) {
-		clauseWords = ClauseWords(q.Text)
+		clauseWords = ClauseWords(query)
 	}
-	out.Candidates = make([]Candidate, 0, len(top))
+	out := make([]Candidate, 0, len(top))
 	for _, c := range top {
 		h, ok := hits[c.ChunkID]
 		if !ok {
-			continue // deleted since the channels ran
+			continue
 		}
 		c.DocumentID, c.Layer, c.File, c.Page = h.DocumentID, h.Layer, h.File, h.Page
 		c.LineStart, c.LineEnd, c.Start, c.End = h.LineStart, h.LineEnd, h.Start, h.End
 		c.ClausePath, c.Text = h.ClausePath, h.Text
 		c.Similarity = sims[c.ChunkID]
-		c.Unknown = out.UnknownShare()
+		c.Unknown = unknown
 		if contractLayer[c.Layer] {
 			c.ClauseWords = clauseWords
 		}
-		out.Candidates = append(out.Candidates, *c)
+		out = append(out, *c)
 	}
-	lookup.NotReturned = notReturned(rest, out.Candidates)
-	out.Exact = lookup
-	return out, nil
+	return out
 }
 
 // namedLookup is what Search reads of the documents and sections the
