@@ -160,10 +160,7 @@ func (r askRun) statusWith(high, medium float64) ask.Status {
 	if r.missingSection {
 		return ask.NotFound
 	}
-	s := ask.StatusFor(math.Min(r.best, r.ceiling), high, medium)
-	if r.rowNamed && s == ask.NotFound {
-		s = ask.PartlyFound
-	}
+	s := r.scoreStatus(high, medium)
 	if !r.grounded {
 		return lowerStatus(s, r.capped)
 	}
@@ -186,6 +183,17 @@ func scoreCeiling(notes []string) float64 {
 		}
 	}
 	return c
+}
+
+// scoreStatus is the status the answer's scores give at the marks, before
+// the names check: the best score, under the ceiling a rule set, and a
+// named table row making it at least partly_found.
+func (r askRun) scoreStatus(high, medium float64) ask.Status {
+	s := ask.StatusFor(math.Min(r.best, r.ceiling), high, medium)
+	if r.rowNamed && s == ask.NotFound {
+		s = ask.PartlyFound
+	}
+	return s
 }
 
 // missingNoteRe matches the notes of retrieve/missing.go that say a named

@@ -537,8 +537,9 @@ func reportCommonNames(runs map[string]map[string][]askRun, high, medium float64
 				if r.exact || r.basis != "rerank" || r.best < 0 || r.missingSection || !r.grounded {
 					continue
 				}
-				all := ask.CheckNames(ask.StatusFor(r.best, high, medium), ask.Names(r.q.Question), r.sources, false, true).Status
-				if now := r.statusWith(high, medium); all != now {
+				base := r.scoreStatus(high, medium)
+				all := ask.CheckNames(base, ask.Names(r.q.Question), r.sources, false, true).Status
+				if now := ask.CheckNames(base, r.names, r.sources, false, true).Status; all != now {
 					n++
 					fmt.Printf("  %s %s %s %s: %s → %s (gold returned %v): %s\n", split, mode, r.q.ID, r.q.Kind, all, now, r.gold, r.q.Question)
 				}
