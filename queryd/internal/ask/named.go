@@ -85,27 +85,37 @@ func sectionMissing(lk retrieve.ExactLookup) bool {
 // upper bound of the name's own.
 const commonNameShare = 0.5
 
-// distinctiveNames returns the names of the question that are not common
-// in the layers searched (commonNameShare), in order.
-func (a *Asker) distinctiveNames(ctx context.Context, names []Name, layers []store.Layer) ([]Name, error) {
-	if len(names) == 0 {
-		return names, nil
+// distinctiveNames returns the names of the question, and the words of
+// its proper names ("Euro", "Norway"), that are not common in the layers
+// searched (commonNameShare), in order; one query reads how common they
+// all are. Without layers no word is distinctive.
+func (a *Asker) distinctiveNames(ctx context.Context, names []Name, words []string, layers []store.Layer) (rare, rareWords []Name, err error) {
+	if len(layers) == 0 {
+		words = nil
 	}
-	texts := make([]string, len(names))
-	for i, n := range names {
-		texts[i] = n.Text
+	if len(names)+len(words) == 0 {
+		return names, nil, nil
 	}
+	texts := make([]string, 0, len(names)+len(words))
+	for _, n := range names {
+		texts = append(texts, n.Text)
+	}
+	texts = append(texts, words...)
 	shares, err := a.opt.Docs.NameShares(ctx, texts, store.LayerIDs(layers))
 	if err != nil {
-		return nil, store.CallerError(ctx, err, "read how common the question's names are")
+		return nil, nil, store.CallerError(ctx, err, "read how common the question's names are")
 	}
-	var out []Name
 	for i, n := range names {
 		if shares[i] < commonNameShare {
-			out = append(out, n)
+			rare = append(rare, n)
 		}
 	}
-	return out, nil
+	for i, wd := range words {
+		if shares[len(names)+i] < commonNameShare {
+			rareWords = append(rareWords, Name{Text: wd, key: fold(wd)})
+		}
+	}
+	return rare, rareWords, nil
 }
 
 // absentNote says which documents the question names by number are not

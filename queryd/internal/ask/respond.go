@@ -50,6 +50,7 @@ type answer struct {
 	namesChunk int64
 	namesNote  string
 	distinct   []Name // the question's names that decide (checkNames)
+	rareWords  []Name // its proper names' words as rare (checkNames)
 
 	status     Status
 	notes      []string
@@ -317,11 +318,11 @@ func (w *answer) sources() []NameSource { return passageSources(w.resp.Passages)
 // series the layers hold that none of them is and no passage mentions,
 // makes the answer not_found, whatever the passages say.
 func (w *answer) checkNames(ctx context.Context) error {
-	names, err := w.a.distinctiveNames(ctx, w.q.names, w.layers)
+	names, rareWords, err := w.a.distinctiveNames(ctx, w.q.names, w.q.Parties, w.layers)
 	if err != nil {
 		return err
 	}
-	w.distinct = names
+	w.distinct, w.rareWords = names, rareWords
 	nc := CheckNames(w.status, names, w.sources(), w.report.Returned(), w.mode == ModeGrounded)
 	w.status = nc.Status
 	if nc.Note != "" {
@@ -347,17 +348,14 @@ func (w *answer) checkNames(ctx context.Context) error {
 // "This PEP is withdrawn"): the status is the one the best passage of a
 // document holding a name scores. The names are the distinctive ones of
 // the names rule and the words of the proper names it writes that are as
-// rare (holderNames). A document holds a name when one of its returned
+// rare (both read by checkNames). A document holds a name when one of its returned
 // passages, or its file path, does (a contract's clause and its preamble
 // naming the parties). A clause the question names that came back decides
 // instead.
-func (w *answer) checkNameHolders(ctx context.Context) error {
-	if w.status == NotFound || w.report.Returned() || w.p.basis == basisNone {
+func (w *answer) checkNameHolders(context.Context) error {
+	names := slices.Concat(w.distinct, w.rareWords)
+	if w.status == NotFound || w.report.Returned() || w.p.basis == basisNone || len(names) == 0 {
 		return nil
-	}
-	names, err := w.holderNames(ctx)
-	if err != nil || len(names) == 0 {
-		return err
 	}
 	type doc struct{ layer, file string }
 	holds := map[doc]bool{}
@@ -381,26 +379,6 @@ func (w *answer) checkNameHolders(ctx context.Context) error {
 		w.notes = append(w.notes, fmt.Sprintf("The passages of documents that hold %s score %.2f; the better-scoring ones come from documents that hold none of it: the status is theirs.", quoteNames(names), best))
 	}
 	return nil
-}
-
-// holderNames are the names checkNameHolders reads: the distinctive names
-// and the proper names' words ("Euro", "Norway") that fewer than
-// commonNameShare of the searched layers' passages hold.
-func (w *answer) holderNames(ctx context.Context) ([]Name, error) {
-	names := append([]Name(nil), w.distinct...)
-	if len(w.q.Parties) == 0 || len(w.layers) == 0 {
-		return names, nil
-	}
-	shares, err := w.a.opt.Docs.NameShares(ctx, w.q.Parties, store.LayerIDs(w.layers))
-	if err != nil {
-		return nil, store.CallerError(ctx, err, "read how common the question's proper names are")
-	}
-	for i, p := range w.q.Parties {
-		if shares[i] < commonNameShare {
-			names = append(names, Name{Text: p, key: fold(p)})
-		}
-	}
-	return names, nil
 }
 
 // checkFields applies the table rule (fields.go): a question asking for a

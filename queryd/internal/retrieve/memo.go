@@ -63,88 +63,62 @@ func (v *memoVersion) getLayers(ctx context.Context, st Corpus) ([]store.Layer, 
 	return v.layers, nil
 }
 
-func (v *memoVersion) getComplete(ctx context.Context, st Corpus, model string, ids []int64) ([]int64, error) {
-	if v == nil {
-		return st.CompleteLayers(ctx, model, ids)
-	}
-	key := fmt.Sprint(model, ids)
+// remembered returns m[key], calling load and keeping its result under
+// v's lock when m has none; a failed load is not kept.
+func remembered[T any](v *memoVersion, m map[string]T, key string, load func() (T, error)) (T, error) {
 	v.mu.Lock()
-	c, ok := v.complete[key]
+	x, ok := m[key]
 	v.mu.Unlock()
 	if ok {
-		return c, nil
+		return x, nil
 	}
-	c, err := st.CompleteLayers(ctx, model, ids)
+	x, err := load()
 	if err != nil {
-		return nil, err
+		return x, err
 	}
 	v.mu.Lock()
-	v.complete[key] = c
+	m[key] = x
 	v.mu.Unlock()
-	return c, nil
+	return x, nil
+}
+
+func (v *memoVersion) getComplete(ctx context.Context, st Corpus, model string, ids []int64) ([]int64, error) {
+	load := func() ([]int64, error) { return st.CompleteLayers(ctx, model, ids) }
+	if v == nil {
+		return load()
+	}
+	return remembered(v, v.complete, fmt.Sprint(model, ids), load)
 }
 
 func (v *memoVersion) getParams(ctx context.Context, st Corpus, model string) (store.ModelParams, bool, error) {
 	if v == nil {
 		return st.ModelParams(ctx, model)
 	}
-	v.mu.Lock()
-	e, ok := v.params[model]
-	v.mu.Unlock()
-	if ok {
-		return e.p, e.ok, nil
-	}
-	p, found, err := st.ModelParams(ctx, model)
+	e, err := remembered(v, v.params, model, func() (paramsEntry, error) {
+		p, found, err := st.ModelParams(ctx, model)
+		return paramsEntry{p, found}, err
+	})
 	if err != nil {
-		return p, false, err
+		return e.p, false, err
 	}
-	v.mu.Lock()
-	v.params[model] = paramsEntry{p, found}
-	v.mu.Unlock()
-	return p, found, nil
+	return e.p, e.ok, nil
 }
 
 func (v *memoVersion) getLayerModels(ctx context.Context, st Corpus, ids []int64) (map[int64][]string, error) {
+	load := func() (map[int64][]string, error) { return st.LayerModels(ctx, ids) }
 	if v == nil {
-		return st.LayerModels(ctx, ids)
+		return load()
 	}
-	key := fmt.Sprint(ids)
-	v.mu.Lock()
-	m, ok := v.models[key]
-	v.mu.Unlock()
-	if ok {
-		return m, nil
-	}
-	m, err := st.LayerModels(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	v.mu.Lock()
-	v.models[key] = m
-	v.mu.Unlock()
-	return m, nil
+	return remembered(v, v.models, fmt.Sprint(ids), load)
 }
 
 // getNumberKeys reads the number keys of the layers' documents once per
 // version: a question naming a document by number is checked against them
 // without reading every document again.
 func (v *memoVersion) getNumberKeys(ctx context.Context, st Corpus, ids []int64) (store.NumberKeys, error) {
+	load := func() (store.NumberKeys, error) { return st.NumberKeysOf(ctx, ids) }
 	if v == nil {
-		return st.NumberKeysOf(ctx, ids)
+		return load()
 	}
-	key := fmt.Sprint(ids)
-	v.mu.Lock()
-	nk, ok := v.numbers[key]
-	v.mu.Unlock()
-	if ok {
-		return nk, nil
-	}
-	nk, err := st.NumberKeysOf(ctx, ids)
-	if err != nil {
-		return nk, err
-	}
-	v.mu.Lock()
-	v.numbers[key] = nk
-	v.mu.Unlock()
-	return nk, nil
+	return remembered(v, v.numbers, fmt.Sprint(ids), load)
 }

@@ -254,7 +254,8 @@ func (s *Corpus) NumberKeysOf(ctx context.Context, layerIDs []int64) (NumberKeys
 	}
 	var ks []string
 	_, err = pgx.ForEachRow(rows, []any{&ks}, func() error {
-		nk.Keys = append(nk.Keys, slices.Clone(ks))
+		nk.Keys = append(nk.Keys, ks)
+		ks = nil // the next row's keys go into a new slice
 		return nil
 	})
 	if err != nil {

@@ -46,7 +46,8 @@ func readPostings(ctx context.Context, tx pgx.Tx, terms []string, layerIDs []int
 		if len(ps.ids) != len(ps.impacts) {
 			return fmt.Errorf("posting list of lexeme %d in layer %d: %d chunks, %d impacts", ps.term, ps.layerID, len(ps.ids), len(ps.impacts))
 		}
-		out = append(out, postingSlice{term: ps.term, layerID: ps.layerID, ids: slices.Clone(ps.ids), impacts: slices.Clone(ps.impacts)})
+		out = append(out, ps)
+		ps.ids, ps.impacts = nil, nil // the next row's arrays go into new slices
 		return nil
 	})
 	if err != nil {
