@@ -39,7 +39,8 @@ type Options struct {
 	// Params.KeywordSlots.
 	KeywordSlots int
 	// OnChannel, when set, is called with each channel's time ("lexical",
-	// "vector").
+	// "vector"), and with the time the model took to embed a query that was
+	// not in Vectors ("query_embedding", part of the vector channel's).
 	OnChannel func(channel string, d time.Duration)
 	// DocEvidenceEverywhere gives every layer's documents the lexical
 	// channel's document evidence (Params.DocEvidenceEverywhere).
@@ -256,7 +257,11 @@ func (r *Run) QueryVector(ctx context.Context) ([]float32, *EmbedError) {
 		r.vec = v
 		return r.vec, nil
 	}
+	began := time.Now()
 	vs, err := m.Embed(ctx, []string{r.q.Text})
+	if on := r.e.opt.OnChannel; on != nil && err == nil {
+		on("query_embedding", time.Since(began))
+	}
 	switch {
 	case err != nil:
 		r.vecErr = &EmbedError{Kind: Failed, Model: m.Model().Name, Err: err}

@@ -32,7 +32,7 @@ func NewMetrics() *Metrics {
 		}, []string{"tool"}),
 		channels: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "queryd_search_channel_duration_seconds",
-			Help:    "Time spent in each search channel (vector, fulltext, fusion, rerank).",
+			Help:    "Time spent in each search channel (vector, fulltext, fusion, rerank), and embedding queries (query_embedding, within vector).",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"channel"}),
 		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{
