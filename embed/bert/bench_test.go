@@ -116,3 +116,38 @@ func BenchmarkEmbedQuery(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkQueryBatch reports the time per query when n claim-length
+// queries (12 to 30 words) are embedded in one call, on one thread (as
+// queryd runs them): what coalescing concurrent queries would save.
+func BenchmarkQueryBatch(b *testing.B) {
+	queries := []string{
+		"0-dimensional biomaterials show inductive properties.",
+		"ALDH1 expression is associated with poorer prognosis for breast cancer primary tumors.",
+		"Low saturated fat diets lead to weight loss in obese patients who follow them for at least a year.",
+		"A deficiency of vitamin B12 increases blood levels of homocysteine.",
+		"Antibiotic induced alterations in the gut microbiome reduce resistance against Clostridium difficile.",
+		"Bariatric surgery has a positive impact on mental health and reduces the risk of depression in adults.",
+		"The PRR MDA5 has a C-terminal domain that senses double stranded RNA in the cytoplasm of infected cells.",
+		"Transcription rates in S. cerevisiae range between 0.7 and 2 kb/min.",
+	}
+	for _, name := range presentModels(b) {
+		m := loadKnownWith(b, name, Config{IntraOpThreads: 1})
+		for _, n := range []int{1, 2, 4, 8} {
+			b.Run(fmt.Sprintf("%s/batch=%d", name, n), func(b *testing.B) {
+				at := 0
+				for range b.N {
+					batch := make([]string, n)
+					for i := range batch {
+						batch[i] = queries[(at+i)%len(queries)]
+					}
+					at += n
+					if _, err := m.Embed(context.Background(), batch); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*n), "ms/query")
+			})
+		}
+	}
+}
