@@ -158,8 +158,9 @@ func (s *Corpus) NameShares(ctx context.Context, names []string, layerIDs []int6
 
 // NamesTogether reports whether some document of the layers holds every
 // one of the words (the question's proper names, folded) in its chunks'
-// text (read through their text search index), its title or its path:
-// one lexeme at a time, the documents that hold it, intersected.
+// text (read through their text search index), its title or its path
+// (documents.name_tsv, migration 0029, through its own): one lexeme at a
+// time, the documents that hold it, intersected.
 func (s *Corpus) NamesTogether(ctx context.Context, layerIDs []int64, words []string) (bool, error) {
 	if len(words) == 0 || len(layerIDs) == 0 {
 		return true, nil
@@ -174,7 +175,7 @@ func (s *Corpus) NamesTogether(ctx context.Context, layerIDs []int64, words []st
 				WHERE c.tsv @@ format('%L', lx.lexeme)::tsquery AND c.layer_id = ANY($1)
 				UNION
 				SELECT d.id FROM strata.documents d WHERE d.layer_id = ANY($1) AND d.status = 'ok'
-				AND to_tsvector('english', coalesce(d.title, '') || ' ' || d.path) @@ format('%L', lx.lexeme)::tsquery) d ON true
+				AND d.name_tsv @@ format('%L', lx.lexeme)::tsquery) d ON true
 			GROUP BY d.document_id HAVING count(*) = (SELECT count(*) FROM lx))`, layerIDs, words).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("find a document that holds the question's names together: %w", err)
