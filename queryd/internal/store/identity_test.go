@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stratakb/stratakb/internal/dbtest"
@@ -69,5 +70,72 @@ func TestDocumentsNamed(t *testing.T) {
 	docs, err := c.DocumentsNamed(ctx, []int64{layer}, []string{"t:nothing here"}, 10)
 	if err != nil || len(docs) != 0 {
 		t.Errorf("no key held: %v, %v", docs, err)
+	}
+}
+
+// TestDocumentsHolding: a document holds a name when its path or its first
+// 3,000 characters do, with anything but letters and digits allowed
+// between the name's characters, in any case; every name must be held.
+func TestDocumentsHolding(t *testing.T) {
+	pool, url := dbtest.NewPool(t)
+	ctx := context.Background()
+	root := t.TempDir()
+	files := map[string]string{
+		"glued.md":            "# Sponsorship\n\nBetween CANOPETROLEUM,INC and Boyd & Co.\n",
+		"hyphen.md":           "# Supply\n\nThis agreement binds Cano-Petroleum Corp. and A.T.&T. Inc.\n",
+		"boyd-agreement.md":   "# Lease\n\nThe tenant, Cano Petroleum, leases the yard.\n",
+		"apart.md":            "# Other\n\nCanned oil or petroleum jelly.\n",
+		"late.md":             "# Late\n\n" + strings.Repeat("filler words here. ", 200) + "Cano Petroleum and Boyd sign.\n",
+		"regex-characters.md": "# Tricky\n\nA name such as c.no here.\n",
+		"wildcard.md":         "# Wild\n\nA name such as cXno here.\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ingesttest.Ingest(t, pool, jobs.Layer{Name: "deals", Root: root}, ingesttest.Options{})
+	c, err := NewCorpus(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var layer int64
+	if err := pool.QueryRow(ctx, `SELECT id FROM strata.layers WHERE name = 'deals'`).Scan(&layer); err != nil {
+		t.Fatal(err)
+	}
+	holding := func(limit int, names ...string) []string {
+		docs, err := c.DocumentsHolding(ctx, []int64{layer}, names, limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, d := range docs {
+			out = append(out, d.File)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		names []string
+		want  []string
+	}{
+		// Glued, hyphenated and spaced names; "boyd" through a path.
+		{[]string{"cano", "petroleum"}, []string{"boyd-agreement.md", "glued.md", "hyphen.md"}},
+		{[]string{"cano", "petroleum", "boyd"}, []string{"boyd-agreement.md", "glued.md"}},
+		{[]string{"att"}, []string{"hyphen.md"}},
+		// "Canned oil" holds "cannedoil" but not "canoil": letters between
+		// do not count.
+		{[]string{"canoil"}, nil},
+		{[]string{"cannedoil", "jelly"}, []string{"apart.md"}},
+		// A name's characters are not a pattern: "." is not any character.
+		{[]string{"c.no"}, []string{"regex-characters.md"}},
+		{[]string{"nosuchparty"}, nil},
+	} {
+		if got := holding(10, c.names...); !slices.Equal(got, c.want) {
+			t.Errorf("documents holding %v: %v, want %v", c.names, got, c.want)
+		}
+	}
+	if got := holding(1, "cano", "petroleum"); !slices.Equal(got, []string{"boyd-agreement.md"}) {
+		t.Errorf("at most one: %v", got)
 	}
 }
