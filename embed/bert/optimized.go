@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -18,11 +20,15 @@ import (
 // about 200 of its 270 ms there, which every command-line search paid
 // (issue 31). The first session that opens a model saves the graph as
 // optimised (at the extended level, whose fusions are not tied to the CPU
-// they were made on) into the model's folder; later sessions open that
-// file with optimisation off. The file is named after the ONNX Runtime
-// version and the model file's size and time, so a new library or a new
-// model makes a new one, and the folder keeps only the newest. A folder
-// the process cannot write to just gets no cache.
+// they were made on) into the model's folder, in ONNX Runtime's own format;
+// later sessions map that file into memory and have ONNX Runtime read the
+// graph and its weights where they lie, with optimisation off, instead of
+// parsing and copying them: 25 ms to open bge-small-en-v1.5 against about
+// 200 from the optimised ONNX file, and 24 against 75 for its int8 export.
+// The file is named after the ONNX Runtime version and the model file's
+// size and time, so a new library or a new model makes a new one, and the
+// folder keeps only the newest. A folder the process cannot write to just
+// gets no cache.
 
 // optimizedDir is the cache's folder inside a model's folder.
 const optimizedDir = ".optimized"
@@ -33,37 +39,64 @@ func optimizedPath(model string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := fmt.Sprintf("ort%s-%s-%d-%d.onnx", ort.GetVersion(), runtime.GOARCH, st.Size(), st.ModTime().UnixNano())
+	name := fmt.Sprintf("ort%s-%s-%d-%d.ort", ort.GetVersion(), runtime.GOARCH, st.Size(), st.ModTime().UnixNano())
 	return filepath.Join(filepath.Dir(model), optimizedDir, name), nil
 }
 
 // openSession opens model with the cached optimised graph when there is
 // one, else optimises it and saves the result for the next session.
-func openSession(model string, inputs, outputs []string, set sessionSettings) (*ort.DynamicAdvancedSession, error) {
+func openSession(model string, inputs, outputs []string, set sessionSettings) (*ortenv.Session, error) {
 	cached, err := optimizedPath(model)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := os.Stat(cached); err == nil {
-		s, err := newSession(cached, inputs, outputs, set, ort.GraphOptimizationLevelDisableAll, "")
+		s, err := openCached(cached, inputs, outputs, set)
 		if err == nil {
 			return s, nil
 		}
 		_ = os.Remove(cached) // unreadable: made again below
 	}
+	open := func(level ort.GraphOptimizationLevel, save string) (*ortenv.Session, error) {
+		s, err := newSession(sessionFile{path: model}, inputs, outputs, set, level, save)
+		if err != nil {
+			return nil, err
+		}
+		return ortenv.NewSession(s), nil
+	}
 	tmp := cacheFile(cached)
 	if tmp == "" {
-		return newSession(model, inputs, outputs, set, ort.GraphOptimizationLevelEnableAll, "")
+		return open(ort.GraphOptimizationLevelEnableAll, "")
 	}
 	defer os.Remove(tmp)
-	s, err := newSession(model, inputs, outputs, set, ort.GraphOptimizationLevelEnableExtended, tmp)
+	s, err := open(ort.GraphOptimizationLevelEnableExtended, tmp)
 	if err != nil {
 		// Saving the graph can fail on its own (a full disk): open the
 		// model as before, without a cache.
-		return newSession(model, inputs, outputs, set, ort.GraphOptimizationLevelEnableAll, "")
+		return open(ort.GraphOptimizationLevelEnableAll, "")
 	}
 	publishCache(tmp, cached)
 	return s, nil
+}
+
+// openCached opens the cached graph at path from a mapping of the file,
+// which the session owns, or from the path where files cannot be mapped.
+func openCached(path string, inputs, outputs []string, set sessionSettings) (*ortenv.Session, error) {
+	var off ort.GraphOptimizationLevel = ort.GraphOptimizationLevelDisableAll
+	data, unmap, err := mapFile(path)
+	if err != nil {
+		s, err := newSession(sessionFile{path: path}, inputs, outputs, set, off, "")
+		if err != nil {
+			return nil, err
+		}
+		return ortenv.NewSession(s), nil
+	}
+	s, err := newSession(sessionFile{data: data}, inputs, outputs, set, off, "")
+	if err != nil {
+		_ = unmap()
+		return nil, err
+	}
+	return ortenv.NewSessionOver(s, unmap), nil
 }
 
 // cacheFile is newCacheFile; tests replace it.
@@ -76,7 +109,7 @@ func newCacheFile(cached string) string {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return ""
 	}
-	f, err := os.CreateTemp(dir, ".writing-*.onnx")
+	f, err := os.CreateTemp(dir, ".writing-*.ort")
 	if err != nil {
 		return ""
 	}
@@ -94,16 +127,16 @@ func publishCache(tmp, cached string) {
 	if err := os.Link(tmp, cached); err != nil && !errors.Is(err, fs.ErrExist) {
 		return
 	}
+	// Graphs cached before, in either format (ONNX until 7 December 2026).
 	old, _ := filepath.Glob(filepath.Join(filepath.Dir(cached), "ort*.onnx"))
-	for _, o := range old {
+	ortOld, _ := filepath.Glob(filepath.Join(filepath.Dir(cached), "ort*.ort"))
+	for _, o := range append(old, ortOld...) {
 		if o != cached {
 			_ = os.Remove(o)
 		}
 	}
 }
 
-// newSession opens path with the threads, spinning and optimisation level
-// given, saving the optimised graph to save when it is not "".
 // sessionSettings are how a session runs: its threads, whether they spin,
 // and whether it serves only a few calls (no pre-packed weights).
 type sessionSettings struct {
@@ -112,15 +145,37 @@ type sessionSettings struct {
 	fewCalls bool
 }
 
-func newSession(path string, inputs, outputs []string, set sessionSettings, level ort.GraphOptimizationLevel, save string) (*ort.DynamicAdvancedSession, error) {
+// sessionFile is the graph a session opens: the file at path, or data, a
+// graph in ONNX Runtime's format that the session reads in place (its
+// weights included) and that must outlive it.
+type sessionFile struct {
+	path string
+	data []byte
+}
+
+// newSession opens file with the threads, spinning and optimisation level
+// given, saving the optimised graph, in ONNX Runtime's format, to save
+// when it is not "".
+func newSession(file sessionFile, inputs, outputs []string, set sessionSettings, level ort.GraphOptimizationLevel, save string) (*ort.DynamicAdvancedSession, error) {
 	opts, err := ortenv.SessionOptions(set.threads, set.spin)
 	if err != nil {
 		return nil, err
 	}
 	defer opts.Destroy()
+	config := map[string]string{}
 	if set.fewCalls {
-		if err := opts.AddSessionConfigEntry("session.disable_prepacking", "1"); err != nil {
-			return nil, fmt.Errorf("turn weight pre-packing off: %w", err)
+		config["session.disable_prepacking"] = "1"
+	}
+	if save != "" {
+		config["session.save_model_format"] = "ORT"
+	}
+	if file.data != nil {
+		config["session.use_ort_model_bytes_directly"] = "1"
+		config["session.use_ort_model_bytes_for_initializers"] = "1"
+	}
+	for _, k := range slices.Sorted(maps.Keys(config)) {
+		if err := opts.AddSessionConfigEntry(k, config[k]); err != nil {
+			return nil, fmt.Errorf("set %s: %w", k, err)
 		}
 	}
 	if err := opts.SetGraphOptimizationLevel(level); err != nil {
@@ -131,5 +186,8 @@ func newSession(path string, inputs, outputs []string, set sessionSettings, leve
 			return nil, fmt.Errorf("set the optimised model's path: %w", err)
 		}
 	}
-	return ort.NewDynamicAdvancedSession(path, inputs, outputs, opts)
+	if file.data != nil {
+		return ort.NewDynamicAdvancedSessionWithONNXData(file.data, inputs, outputs, opts)
+	}
+	return ort.NewDynamicAdvancedSession(file.path, inputs, outputs, opts)
 }

@@ -73,7 +73,7 @@ func load(cfg CrossConfig, output string) (*engine, error) {
 	session, err := initAndOpen(cfg, output)
 	lt := <-tokc
 	if err == nil && lt.err != nil {
-		_ = session.Destroy()
+		_ = session.Close()
 		err = fmt.Errorf("bert: %w", lt.err)
 	}
 	if err != nil {
@@ -88,19 +88,19 @@ func load(cfg CrossConfig, output string) (*engine, error) {
 	if batch > 1 {
 		quantized, err := dynamicQuantized(model)
 		if err != nil {
-			_ = session.Destroy()
+			_ = session.Close()
 			return nil, fmt.Errorf("bert: %w", err)
 		}
 		if quantized {
 			batch = 1
 		}
 	}
-	return &engine{tok: tok, batchSize: batch, maxTokens: cfg.MaxTokens, output: output, session: ortenv.NewSession(session)}, nil
+	return &engine{tok: tok, batchSize: batch, maxTokens: cfg.MaxTokens, output: output, session: session}, nil
 }
 
 // initAndOpen initialises ONNX Runtime and opens the session of cfg's
 // graph that reads output.
-func initAndOpen(cfg CrossConfig, output string) (*ort.DynamicAdvancedSession, error) {
+func initAndOpen(cfg CrossConfig, output string) (*ortenv.Session, error) {
 	if err := ortenv.Init(cfg.LibraryPath); err != nil {
 		return nil, fmt.Errorf("bert: %w", err)
 	}
