@@ -21,14 +21,18 @@ import (
 // (issue 31). The first session that opens a model saves the graph as
 // optimised (at the extended level, whose fusions are not tied to the CPU
 // they were made on) into the model's folder, in ONNX Runtime's own format;
-// later sessions map that file into memory and have ONNX Runtime read the
-// graph and its weights where they lie, with optimisation off, instead of
+// later sessions open that file with optimisation off. A command-line
+// search's session (sessionSettings.fewCalls) maps the file into memory and
+// has ONNX Runtime read the graph and its weights where they lie instead of
 // parsing and copying them: 25 ms to open bge-small-en-v1.5 against about
 // 200 from the optimised ONNX file, and 24 against 75 for its int8 export.
 // The file is named after the ONNX Runtime version and the model file's
 // size and time, so a new library or a new model makes a new one, and the
 // folder keeps only the newest. A folder the process cannot write to just
 // gets no cache.
+
+// errNotMapped: the cached graph is opened from its path.
+var errNotMapped = errors.New("not mapped")
 
 // optimizedDir is the cache's folder inside a model's folder.
 const optimizedDir = ".optimized"
@@ -79,11 +83,18 @@ func openSession(model string, inputs, outputs []string, set sessionSettings) (*
 	return s, nil
 }
 
-// openCached opens the cached graph at path from a mapping of the file,
-// which the session owns, or from the path where files cannot be mapped.
+// openCached opens the cached graph at path. A session for a few calls
+// reads it from a mapping of the file, which the session owns. Others, or
+// where files cannot be mapped, open it from the path: ONNX Runtime then
+// copies the weights, pre-packs them for its kernels and frees the copies,
+// where a mapping would stay resident beside the packed weights (about 60
+// MiB more for bge-small-en-v1.5, for no faster query).
 func openCached(path string, inputs, outputs []string, set sessionSettings) (*ortenv.Session, error) {
 	var off ort.GraphOptimizationLevel = ort.GraphOptimizationLevelDisableAll
-	data, unmap, err := mapFile(path)
+	data, unmap, err := []byte(nil), func() error { return nil }, errNotMapped
+	if set.fewCalls {
+		data, unmap, err = mapCache(path)
+	}
 	if err != nil {
 		s, err := newSession(sessionFile{path: path}, inputs, outputs, set, off, "")
 		if err != nil {
@@ -98,6 +109,9 @@ func openCached(path string, inputs, outputs []string, set sessionSettings) (*or
 	}
 	return ortenv.NewSessionOver(s, unmap), nil
 }
+
+// mapCache is mapFile; tests replace it.
+var mapCache = mapFile
 
 // cacheFile is newCacheFile; tests replace it.
 var cacheFile = newCacheFile

@@ -26,7 +26,14 @@ func copyTiny(t *testing.T) string {
 
 func tinyScores(t *testing.T, dir string) []float64 {
 	t.Helper()
-	c, err := LoadCrossEncoder(CrossConfig{ModelDir: dir, LibraryPath: libraryPath(t), MaxTokens: 64})
+	return tinyScoresWith(t, dir, false)
+}
+
+// tinyScoresWith scores with a session for a few calls when fewCalls is
+// set: one that maps the cached graph instead of reading it.
+func tinyScoresWith(t *testing.T, dir string, fewCalls bool) []float64 {
+	t.Helper()
+	c, err := LoadCrossEncoder(CrossConfig{ModelDir: dir, LibraryPath: libraryPath(t), MaxTokens: 64, FewCalls: fewCalls})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +68,30 @@ func TestOptimizedGraphCache(t *testing.T) {
 		}
 	}
 	same("from the cache", tinyScores(t, dir))
+	// A session for a few calls maps the cache, and unmaps it when closed.
+	saved := mapCache
+	t.Cleanup(func() { mapCache = saved })
+	var maps, unmaps int
+	mapCache = func(path string) ([]byte, func() error, error) {
+		data, unmap, err := saved(path)
+		if err == nil {
+			maps++
+		}
+		return data, func() error { unmaps++; return unmap() }, err
+	}
+	same("from the cache, mapped", tinyScoresWith(t, dir, true))
+	if maps != 1 || unmaps != 1 {
+		t.Errorf("a session for a few calls mapped the cache %d times and unmapped it %d, want 1 and 1", maps, unmaps)
+	}
+	same("from the cache, not mapped", tinyScores(t, dir))
+	if maps != 1 {
+		t.Errorf("a long-lived session mapped the cache")
+	}
 
 	if err := os.WriteFile(cached, []byte("not a graph"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	same("after a damaged cache", tinyScores(t, dir))
+	same("after a damaged cache, mapped", tinyScoresWith(t, dir, true))
 	if st, err := os.Stat(cached); err != nil || st.Size() <= int64(len("not a graph")) {
 		t.Errorf("the damaged cache was not replaced: %v", err)
 	}
