@@ -13,38 +13,49 @@ import (
 	"github.com/stratakb/stratakb/jobs"
 )
 
-// TestDocumentsNamed: the documents of the searched layers whose identity
-// holds any of the keys, each once however many keys it holds, by path, at
-// most limit; another layer's documents are not returned.
-func TestDocumentsNamed(t *testing.T) {
+// layersOf ingests each layer's files (name to text) into a new database
+// and returns a Corpus on it and the layers' ids by name.
+func layersOf(t *testing.T, layers map[string]map[string]string) (*Corpus, map[string]int64) {
+	t.Helper()
 	pool, url := dbtest.NewPool(t)
-	ctx := context.Background()
-	write := func(dir string, files map[string]string) {
-		for name, body := range files {
-			if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+	ids := map[string]int64{}
+	for name, files := range layers {
+		root := t.TempDir()
+		for file, body := range files {
+			if err := os.WriteFile(filepath.Join(root, file), []byte(body), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
+		ingesttest.Ingest(t, pool, jobs.Layer{Name: name, Root: root}, ingesttest.Options{})
+		var id int64
+		if err := pool.QueryRow(context.Background(), `SELECT id FROM strata.layers WHERE name = $1`, name).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids[name] = id
 	}
-	peps, other := t.TempDir(), t.TempDir()
-	write(peps, map[string]string{
-		"pep-0572.md": "# Assignment Expressions\n\nThe walrus operator.\n",
-		"pep-0008.md": "# Style Guide for Python Code\n\nIndent with four spaces.\n",
-		"notes.md":    "# Assignment Expressions\n\nNotes on the operator.\n",
-		"pep-0020.md": "# The Zen of Python\n\nBeautiful is better than ugly.\n",
-	})
-	write(other, map[string]string{"pep-0572.md": "# Assignment Expressions\n\nA copy elsewhere.\n"})
-	ingesttest.Ingest(t, pool, jobs.Layer{Name: "peps", Root: peps}, ingesttest.Options{})
-	ingesttest.Ingest(t, pool, jobs.Layer{Name: "other", Root: other}, ingesttest.Options{})
 	c, err := NewCorpus(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	var layer int64
-	if err := pool.QueryRow(ctx, `SELECT id FROM strata.layers WHERE name = 'peps'`).Scan(&layer); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(c.Close)
+	return c, ids
+}
+
+// TestDocumentsNamed: the documents of the searched layers whose identity
+// holds any of the keys, each once however many keys it holds, by path, at
+// most limit; another layer's documents are not returned.
+func TestDocumentsNamed(t *testing.T) {
+	ctx := context.Background()
+	c, ids := layersOf(t, map[string]map[string]string{
+		"peps": {
+			"pep-0572.md": "# Assignment Expressions\n\nThe walrus operator.\n",
+			"pep-0008.md": "# Style Guide for Python Code\n\nIndent with four spaces.\n",
+			"notes.md":    "# Assignment Expressions\n\nNotes on the operator.\n",
+			"pep-0020.md": "# The Zen of Python\n\nBeautiful is better than ugly.\n",
+		},
+		"other": {"pep-0572.md": "# Assignment Expressions\n\nA copy elsewhere.\n"},
+	})
+	layer := ids["peps"]
 	// pep-0572.md holds two of the keys; the title key also names notes.md.
 	keys := []string{"pep 572", "t:assignment expressions", "t:style guide for python code", "t:no such title", "pep 9999"}
 	files := func(limit int) []string {
@@ -77,10 +88,8 @@ func TestDocumentsNamed(t *testing.T) {
 // 3,000 characters do, with anything but letters and digits allowed
 // between the name's characters, in any case; every name must be held.
 func TestDocumentsHolding(t *testing.T) {
-	pool, url := dbtest.NewPool(t)
 	ctx := context.Background()
-	root := t.TempDir()
-	files := map[string]string{
+	c, ids := layersOf(t, map[string]map[string]string{"deals": {
 		"glued.md":            "# Sponsorship\n\nBetween CANOPETROLEUM,INC and Boyd & Co.\n",
 		"hyphen.md":           "# Supply\n\nThis agreement binds Cano-Petroleum Corp. and A.T.&T. Inc.\n",
 		"boyd-agreement.md":   "# Lease\n\nThe tenant, Cano Petroleum, leases the yard.\n",
@@ -88,22 +97,8 @@ func TestDocumentsHolding(t *testing.T) {
 		"late.md":             "# Late\n\n" + strings.Repeat("filler words here. ", 200) + "Cano Petroleum and Boyd sign.\n",
 		"regex-characters.md": "# Tricky\n\nA name such as c.no here.\n",
 		"wildcard.md":         "# Wild\n\nA name such as cXno here.\n",
-	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ingesttest.Ingest(t, pool, jobs.Layer{Name: "deals", Root: root}, ingesttest.Options{})
-	c, err := NewCorpus(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	var layer int64
-	if err := pool.QueryRow(ctx, `SELECT id FROM strata.layers WHERE name = 'deals'`).Scan(&layer); err != nil {
-		t.Fatal(err)
-	}
+	}})
+	layer := ids["deals"]
 	holding := func(limit int, names ...string) []string {
 		docs, err := c.DocumentsHolding(ctx, []int64{layer}, names, limit)
 		if err != nil {
