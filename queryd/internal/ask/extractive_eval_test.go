@@ -44,15 +44,11 @@ type sfClaim struct {
 }
 
 // loadSciFactSentences reads the train claims with evidence sentences and
-// their abstracts; it skips the test when STRATA_SHARED_DIR or the files
-// are missing.
+// their abstracts from the shared folder (testenv.SharedDir: it skips the
+// test when the folder is missing, and fails it under CI).
 func loadSciFactSentences(t *testing.T) []sfClaim {
 	t.Helper()
-	dir := os.Getenv("STRATA_SHARED_DIR")
-	if dir == "" {
-		t.Skip("STRATA_SHARED_DIR is not set")
-	}
-	base := filepath.Join(dir, "bench", "scifact")
+	base := filepath.Join(testenv.SharedDir(t), "bench", "scifact")
 	corpus := map[string]string{}
 	f, err := os.Open(filepath.Join(base, "corpus.jsonl"))
 	if err != nil {
