@@ -9,7 +9,8 @@ import (
 )
 
 // TestMetricHooks checks what queryd's metrics are fed: each channel's time
-// on a search, and a cache hit on the identical search that follows.
+// and the query's embedding on a search, and a cache hit on the identical
+// search that follows.
 func TestMetricHooks(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
@@ -33,8 +34,8 @@ func TestMetricHooks(t *testing.T) {
 	req := Request{Query: "when is the boiler serviced", Layers: []string{"hooks"}}
 	mustSearch(t, s, req)
 	mu.Lock()
-	if channels["lexical"] != 1 || channels["vector"] != 1 || hits != 0 {
-		t.Errorf("after one search: channels %v, cache hits %d; want lexical and vector once, no hit", channels, hits)
+	if channels["lexical"] != 1 || channels["vector"] != 1 || channels["query_embedding"] != 1 || hits != 0 {
+		t.Errorf("after one search: channels %v, cache hits %d; want lexical, vector and query_embedding once, no hit", channels, hits)
 	}
 	mu.Unlock()
 	mustSearch(t, s, req)
