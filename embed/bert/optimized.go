@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -30,9 +28,6 @@ import (
 // size and time, so a new library or a new model makes a new one, and the
 // folder keeps only the newest. A folder the process cannot write to just
 // gets no cache.
-
-// errNotMapped: the cached graph is opened from its path.
-var errNotMapped = errors.New("not mapped")
 
 // optimizedDir is the cache's folder inside a model's folder.
 const optimizedDir = ".optimized"
@@ -61,23 +56,16 @@ func openSession(model string, inputs, outputs []string, set sessionSettings) (*
 		}
 		_ = os.Remove(cached) // unreadable: made again below
 	}
-	open := func(level ort.GraphOptimizationLevel, save string) (*ortenv.Session, error) {
-		s, err := newSession(sessionFile{path: model}, inputs, outputs, set, level, save)
-		if err != nil {
-			return nil, err
-		}
-		return ortenv.NewSession(s), nil
-	}
 	tmp := cacheFile(cached)
 	if tmp == "" {
-		return open(ort.GraphOptimizationLevelEnableAll, "")
+		return openPath(model, inputs, outputs, set, ort.GraphOptimizationLevelEnableAll, "")
 	}
 	defer os.Remove(tmp)
-	s, err := open(ort.GraphOptimizationLevelEnableExtended, tmp)
+	s, err := openPath(model, inputs, outputs, set, ort.GraphOptimizationLevelEnableExtended, tmp)
 	if err != nil {
 		// Saving the graph can fail on its own (a full disk): open the
 		// model as before, without a cache.
-		return open(ort.GraphOptimizationLevelEnableAll, "")
+		return openPath(model, inputs, outputs, set, ort.GraphOptimizationLevelEnableAll, "")
 	}
 	publishCache(tmp, cached)
 	return s, nil
@@ -90,24 +78,27 @@ func openSession(model string, inputs, outputs []string, set sessionSettings) (*
 // where a mapping would stay resident beside the packed weights (about 60
 // MiB more for bge-small-en-v1.5, for no faster query).
 func openCached(path string, inputs, outputs []string, set sessionSettings) (*ortenv.Session, error) {
-	var off ort.GraphOptimizationLevel = ort.GraphOptimizationLevelDisableAll
-	data, unmap, err := []byte(nil), func() error { return nil }, errNotMapped
+	off := ort.GraphOptimizationLevel(ort.GraphOptimizationLevelDisableAll)
 	if set.fewCalls {
-		data, unmap, err = mapCache(path)
-	}
-	if err != nil {
-		s, err := newSession(sessionFile{path: path}, inputs, outputs, set, off, "")
-		if err != nil {
-			return nil, err
+		if data, unmap, err := mapCache(path); err == nil {
+			s, err := newSession(sessionFile{data: data}, inputs, outputs, set, off, "")
+			if err != nil {
+				_ = unmap()
+				return nil, err
+			}
+			return ortenv.NewSessionOver(s, unmap), nil
 		}
-		return ortenv.NewSession(s), nil
 	}
-	s, err := newSession(sessionFile{data: data}, inputs, outputs, set, off, "")
+	return openPath(path, inputs, outputs, set, off, "")
+}
+
+// openPath opens the graph in the file at path (newSession).
+func openPath(path string, inputs, outputs []string, set sessionSettings, level ort.GraphOptimizationLevel, save string) (*ortenv.Session, error) {
+	s, err := newSession(sessionFile{path: path}, inputs, outputs, set, level, save)
 	if err != nil {
-		_ = unmap()
 		return nil, err
 	}
-	return ortenv.NewSessionOver(s, unmap), nil
+	return ortenv.NewSession(s), nil
 }
 
 // mapCache is mapFile; tests replace it.
@@ -142,9 +133,8 @@ func publishCache(tmp, cached string) {
 		return
 	}
 	// Graphs cached before, in either format (ONNX until 7 December 2026).
-	old, _ := filepath.Glob(filepath.Join(filepath.Dir(cached), "ort*.onnx"))
-	ortOld, _ := filepath.Glob(filepath.Join(filepath.Dir(cached), "ort*.ort"))
-	for _, o := range append(old, ortOld...) {
+	old, _ := filepath.Glob(filepath.Join(filepath.Dir(cached), "ort*"))
+	for _, o := range old {
 		if o != cached {
 			_ = os.Remove(o)
 		}
@@ -176,20 +166,20 @@ func newSession(file sessionFile, inputs, outputs []string, set sessionSettings,
 		return nil, err
 	}
 	defer opts.Destroy()
-	config := map[string]string{}
+	var config [][2]string
 	if set.fewCalls {
-		config["session.disable_prepacking"] = "1"
+		config = append(config, [2]string{"session.disable_prepacking", "1"})
 	}
 	if save != "" {
-		config["session.save_model_format"] = "ORT"
+		config = append(config, [2]string{"session.save_model_format", "ORT"})
 	}
 	if file.data != nil {
-		config["session.use_ort_model_bytes_directly"] = "1"
-		config["session.use_ort_model_bytes_for_initializers"] = "1"
+		config = append(config, [2]string{"session.use_ort_model_bytes_directly", "1"},
+			[2]string{"session.use_ort_model_bytes_for_initializers", "1"})
 	}
-	for _, k := range slices.Sorted(maps.Keys(config)) {
-		if err := opts.AddSessionConfigEntry(k, config[k]); err != nil {
-			return nil, fmt.Errorf("set %s: %w", k, err)
+	for _, kv := range config {
+		if err := opts.AddSessionConfigEntry(kv[0], kv[1]); err != nil {
+			return nil, fmt.Errorf("set %s: %w", kv[0], err)
 		}
 	}
 	if err := opts.SetGraphOptimizationLevel(level); err != nil {

@@ -364,21 +364,33 @@ func (w *answer) checkNameHolders(context.Context) error {
 			holds[doc{ps.Citation.Layer, ps.Citation.File}] = true
 		}
 	}
-	best, held := math.Inf(-1), false
+	best, held := w.bestWhere(func(c *retrieve.Candidate) bool { return holds[doc{c.Layer, c.File}] })
+	if held {
+		w.lowerTo(best, fmt.Sprintf("The passages of documents that hold %s score %.2f; the better-scoring ones come from documents that hold none of it: the status is theirs.", quoteNames(names), best))
+	}
+	return nil
+}
+
+// bestWhere returns the best score of the kept passages for which ok
+// holds, and whether any does.
+func (w *answer) bestWhere(ok func(*retrieve.Candidate) bool) (float64, bool) {
+	best, found := math.Inf(-1), false
 	for _, i := range w.keep {
-		if c := w.cands[i]; holds[doc{c.Layer, c.File}] {
-			held = true
+		if ok(&w.cands[i]) {
+			found = true
 			best = math.Max(best, scoreOf(w.p, w.cands, w.scores, i))
 		}
 	}
-	if !held {
-		return nil
-	}
-	if s := StatusFor(best, w.p.high, w.p.med); s.Rank() < w.status.Rank() {
+	return best, found
+}
+
+// lowerTo lowers the status to the one score gives, with note, when that
+// is lower.
+func (w *answer) lowerTo(score float64, note string) {
+	if s := StatusFor(score, w.p.high, w.p.med); s.Rank() < w.status.Rank() {
 		w.status = s
-		w.notes = append(w.notes, fmt.Sprintf("The passages of documents that hold %s score %.2f; the better-scoring ones come from documents that hold none of it: the status is theirs.", quoteNames(names), best))
+		w.notes = append(w.notes, note)
 	}
-	return nil
 }
 
 // checkFields applies the table rule (fields.go): a question asking for a
@@ -506,13 +518,7 @@ func (w *answer) checkValue(context.Context) error {
 	if v.Value == question.ValueNone || w.status == NotFound || w.report.Returned() {
 		return nil
 	}
-	best, stated := math.Inf(-1), false
-	for _, i := range w.keep {
-		if v.StatedIn(w.cands[i].Text) {
-			stated = true
-			best = math.Max(best, scoreOf(w.p, w.cands, w.scores, i))
-		}
-	}
+	best, stated := w.bestWhere(func(c *retrieve.Candidate) bool { return v.StatedIn(c.Text) })
 	if !stated {
 		w.status = NotFound
 		w.notes = append(w.notes, fmt.Sprintf("The question asks for %s, and no returned passage states one: the passages are related text, not the answer.", v))
@@ -521,10 +527,7 @@ func (w *answer) checkValue(context.Context) error {
 	if w.p.basis == basisNone {
 		return nil
 	}
-	if s := StatusFor(best, w.p.high, w.p.med); s.Rank() < w.status.Rank() {
-		w.status = s
-		w.notes = append(w.notes, fmt.Sprintf("The question asks for %s; the passages that state one score %.2f, lower than the best passage: the status is theirs.", v, best))
-	}
+	w.lowerTo(best, fmt.Sprintf("The question asks for %s; the passages that state one score %.2f, lower than the best passage: the status is theirs.", v, best))
 	return nil
 }
 
